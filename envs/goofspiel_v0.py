@@ -1,0 +1,102 @@
+"""Goofspiel (the Game of Pure Strategy).
+
+| Import             | `from hiddenhand.envs import goofspiel_v0`        |
+|--------------------|---------------------------------------------------|
+| Registered ids     | `hiddenhand/goofspiel-v0` (AEC and Parallel)      |
+| Actions            | Discrete(num_cards)                               |
+| Parallel API       | Yes                                               |
+| Agents             | `player_0` .. `player_{num_players-1}`            |
+| Observation shape  | see below (587 floats for 13 cards, 2 players)    |
+| Observation values | [0, 1]                                            |
+
+## Rules
+
+Every player holds the cards 1..`num_cards`; a prize deck holds the same values. Each
+round one prize is turned face up and every player secretly bids one card from their hand.
+The single highest bid takes the prize and scores its value; if the highest bid is shared,
+nobody takes it (the prize is discarded). Bid cards are spent. After `num_cards` rounds the
+game ends. The last round, with one card left in every hand, plays itself: nobody is asked.
+
+In the AEC env the bids of one round are consecutive turns in seat order (`player_0`
+first); a bid stays hidden from the other players until everyone has bid, so moving later
+in the round gives no information. With `reveal_bids=True` all bids are shown when the
+round ends; with `reveal_bids=False` each player learns only their own bid and who won
+the round (OpenSpiel's `imp_info=True`).
+
+## Arguments
+
+    goofspiel_v0.env(num_cards=13, num_players=2, prize_order="random",
+                     scoring="point_difference", reveal_bids=True, render_mode=None)
+
+- `num_cards` (1 to 13): cards per hand and in the prize deck. With 1 card the only round
+  plays itself, so the episode is over at reset.
+- `num_players` (2 to 6).
+- `prize_order`: `"random"` (shuffled by the env's seeded generator, one card per round),
+  `"ascending"` or `"descending"` (known in advance).
+- `scoring`: `"point_difference"`: own points minus the mean of the other players'
+  points, so for two players the raw difference (OpenSpiel's goofspiel reports half of
+  it); `"win_loss"`: the players with the most points share +1, the others share -1, all
+  0 if everyone ties (zero-sum); `"total_points"`: own points (not zero-sum).
+- `reveal_bids` (bool): whether all bids are shown after each round.
+- `render_mode`: `None`, `"ansi"` (`render()` returns the table as text) or `"human"`
+  (printed after every move).
+
+A bad argument raises `ValueError` naming the value and what is allowed.
+
+## Actions
+
+Action `i` bids the card `i + 1`. The action mask marks the cards in hand while the
+player's bid for the current round is still due, and is all zeros otherwise. In `raw_env`
+an illegal action raises `hiddenhand.core.IllegalActionError` (a `ValueError`) naming the
+legal actions; `env()` follows PettingZoo's convention for illegal moves
+(`TerminateIllegalWrapper`): the game ends, the offender is paid the worst return the
+scoring allows (-91 for 13 cards and point difference, -1 for win/loss, 0 for total
+points) and everyone else 0.
+
+## Rewards
+
+Paid once, when the game ends, by `scoring`. Every other step pays 0.
+
+## Observation
+
+`{"observation": float32[size], "action_mask": int8[num_cards]}`. With `n = num_cards` and
+`P = num_players`, seats are relative to the observer (seat 0 is the observer, seat `k` the
+player `k` seats after them) and the vector holds, in order:
+
+| section            | length                          | contents                                     |
+|--------------------|---------------------------------|----------------------------------------------|
+| reveal flag        | 1                               | 1 if bids are revealed after each round      |
+| current prize      | n                               | one-hot of the prize on the table (or zeros) |
+| own hand           | n                               | 1 for each card still held                   |
+| prizes to come     | n                               | 1 for each prize not yet turned              |
+| points             | P                               | points won per seat / (n(n+1)/2)             |
+| history            | n rounds x (2n + P + 1 + (P-1)n) | one block per round, in play order          |
+
+Each round block holds: the prize (one-hot, n), the observer's own bid (one-hot, n), the
+winner (one-hot over P seats and a last slot for a tie), and the other seats' bids
+(one-hot, n each, in seat order; all zeros when `reveal_bids=False`). A block is filled
+when its prize is turned (the prize) and when the round ends (the rest), so the vector
+holds everything the player knows, with perfect recall, and an agent can act from it
+alone: `hiddenhand.envs.goofspiel.ObservationLayout` gives the offsets and recovers `P`
+from the length. The size is `1 + 3n + P + n(2n + P + 1 + (P-1)n)`: 587 for 13 cards and
+two players.
+
+## Version history
+
+- v0: first release.
+"""
+
+from __future__ import annotations
+
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
+
+
+class raw_env(RulesAECEnv):
+    """Goofspiel AEC environment without wrappers; see the module docstring."""
+
+    rules_class = GoofspielRules
+    metadata = {"render_modes": list(RENDER_MODES), "name": "goofspiel_v0", "is_parallelizable": True}
+
+
+env, parallel_env = env_factories(raw_env)

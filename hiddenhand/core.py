@@ -1,0 +1,173 @@
+"""The rules protocol every game implements once, and every face builds on.
+
+A game is a :class:`Rules` object (immutable configuration, validated on construction)
+that makes :class:`State` objects. States are sequential with explicit chance: a
+simultaneous move (a Goofspiel bid) is a run of consecutive turns whose actions stay
+hidden from the other players until the reveal, which is what the information states
+encode. The PettingZoo environments, the OpenSpiel adapter, the Gymnasium face and the
+terminal game are written once over this protocol, so a new game gets all of them by
+implementing it.
+
+Player ids follow OpenSpiel's conventions, so the adapter passes them through unchanged.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+CHANCE = -1
+"""``State.current_player()`` at a chance node (OpenSpiel's ``PlayerId.CHANCE``)."""
+
+TERMINAL = -4
+"""``State.current_player()`` once the game is over (OpenSpiel's ``PlayerId.TERMINAL``)."""
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the state it was applied to."""
+
+
+class Rules(abc.ABC):
+    """Immutable configuration of one game; a factory of initial states.
+
+    Subclasses set the class attributes below and validate their keyword arguments in
+    ``__init__`` (raising ``ValueError`` that names the bad value and what is allowed).
+    ``params`` holds the keyword arguments exactly as the environments take them, so
+    every face can rebuild the same game from them.
+    """
+
+    name: ClassVar[str]
+    """Short name: the env id is ``hiddenhand/<name>-v0`` and the OpenSpiel id ``hiddenhand_<name>``."""
+
+    zero_sum: ClassVar[bool] = True
+
+    def __init__(self, **params: Any) -> None:
+        self.params: dict[str, Any] = dict(params)
+
+    @property
+    @abc.abstractmethod
+    def num_players(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def num_actions(self) -> int:
+        """Number of distinct player actions; actions are ``0 .. num_actions - 1``."""
+
+    @property
+    @abc.abstractmethod
+    def observation_size(self) -> int:
+        """Length of the flat float32 observation vector of every player."""
+
+    @property
+    def max_chance_outcomes(self) -> int:
+        return 0
+
+    @property
+    @abc.abstractmethod
+    def max_game_length(self) -> int:
+        """Most player decisions in one game (chance and automatic moves excluded)."""
+
+    @property
+    @abc.abstractmethod
+    def utility_range(self) -> tuple[float, float]:
+        """Smallest and largest return any player can get."""
+
+    @abc.abstractmethod
+    def new_initial_state(self) -> "State": ...
+
+    def parse_action(self, text: str, state: "State", player: int) -> int:
+        """The action a person typed, for the terminal face.
+
+        The default accepts an action's own label (``State.action_to_string``) or its
+        number; games with a friendlier notation override it. Raises ``ValueError`` with
+        a message fit to show the person.
+        """
+        text = text.strip()
+        legal = state.legal_actions(player)
+        for action in legal:
+            if state.action_to_string(player, action).lower() == text.lower():
+                return action
+        if text.isdigit() and int(text) in legal:
+            return int(text)
+        choices = ", ".join(state.action_to_string(player, a) for a in legal)
+        raise ValueError(f"{text!r} is not a legal move; choose one of: {choices}")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+class State(abc.ABC):
+    """One position of a game; mutated in place by :meth:`apply`, copied by :meth:`clone`."""
+
+    rules: Rules
+
+    @abc.abstractmethod
+    def current_player(self) -> int:
+        """The player to move, :data:`CHANCE` or :data:`TERMINAL`."""
+
+    @abc.abstractmethod
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """Sorted legal actions of ``player`` (default: the player to move).
+
+        In a simultaneous round a player who still has to move this round has legal
+        actions before their turn comes; anyone else has none. At a chance node with
+        ``player=None`` these are the chance outcomes' actions.
+        """
+
+    @abc.abstractmethod
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """``(action, probability)`` pairs at a chance node; empty elsewhere."""
+
+    @abc.abstractmethod
+    def apply(self, action: int) -> None:
+        """Play ``action`` for the player to move (or chance); raises :class:`IllegalActionError`."""
+
+    @abc.abstractmethod
+    def returns(self) -> list[float]:
+        """Each player's total return; zeros before the end."""
+
+    @abc.abstractmethod
+    def clone(self) -> "State": ...
+
+    @abc.abstractmethod
+    def information_state_string(self, player: int) -> str:
+        """Everything ``player`` knows, with perfect recall, as text (equal iff indistinguishable)."""
+
+    @abc.abstractmethod
+    def observation_tensor(self, player: int) -> np.ndarray:
+        """What ``player`` knows as a flat float32 vector of length ``rules.observation_size``.
+
+        Every game here encodes the public history in the observation, so it is also the
+        perfect-recall information-state tensor.
+        """
+
+    @abc.abstractmethod
+    def action_to_string(self, player: int, action: int) -> str: ...
+
+    @abc.abstractmethod
+    def render(self, viewer: int | None = None) -> str:
+        """Text picture of the state: what ``viewer`` sees, or everything when ``None``."""
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self.current_player() == CHANCE
+
+    def action_mask(self, player: int) -> np.ndarray:
+        """int8 mask over ``rules.num_actions``: 1 on ``legal_actions(player)``."""
+        mask = np.zeros(self.rules.num_actions, dtype=np.int8)
+        mask[self.legal_actions(player)] = 1
+        return mask
+
+    def _illegal(self, action: Any, legal: Sequence[int]) -> IllegalActionError:
+        """The error for ``action`` not among ``legal``, naming both."""
+        player = self.current_player()
+        who = "chance" if player == CHANCE else f"player {player}"
+        labels = ", ".join(f"{a} ({self.action_to_string(player, a)})" for a in legal)
+        return IllegalActionError(
+            f"action {action!r} is illegal for {who} in {self.rules!r}; legal actions: {labels}"
+        )

@@ -1,0 +1,163 @@
+"""The PettingZoo face: one AEC environment class over any :class:`~hiddenhand.core.Rules`.
+
+A game module subclasses :class:`RulesAECEnv` as its ``raw_env`` (setting ``rules_class``
+and ``metadata``) and gets ``env`` and ``parallel_env`` from :func:`env_factories`.
+
+Chance nodes never surface as turns: they are sampled from the environment's own
+generator, seeded by ``reset(seed=...)``, so the same seed and actions give the same
+episode. Observations are ``{"observation": float32 vector, "action_mask": int8 vector}``.
+The mask of a player who does not have to move is all zeros; in a simultaneous round
+(every player bids once, in seat order, without seeing the others' bids) a player whose
+bid is still due already sees their legal bids, so the Parallel env hands every player a
+usable mask.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import parallel_wrapper_fn
+
+from hiddenhand.core import CHANCE, TERMINAL, Rules, State
+from hiddenhand.validation import check_choice
+
+RENDER_MODES = ("ansi", "human")
+
+
+def sample_chance(state: State, rng: np.random.Generator) -> int:
+    """One chance outcome of ``state`` drawn with ``rng`` (one uniform draw per call)."""
+    outcomes = state.chance_outcomes()
+    u = rng.random()
+    for action, prob in outcomes:
+        u -= prob
+        if u < 0.0:
+            return action
+    return outcomes[-1][0]
+
+
+def play_chance(state: State, rng: np.random.Generator) -> None:
+    """Resolve chance nodes until a player is to move or the game is over."""
+    while state.current_player() == CHANCE:
+        state.apply(sample_chance(state, rng))
+
+
+class RulesAECEnv(AECEnv):
+    """PettingZoo AEC environment for any game given as :class:`Rules`.
+
+    Agents are ``player_0 .. player_{N-1}``. Rewards are the game's returns, paid when it
+    ends. ``render_mode="ansi"`` makes ``render()`` return the full table as text;
+    ``"human"`` prints it after every move.
+    """
+
+    rules_class: ClassVar[type[Rules]]
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "name": "rules_env"}
+
+    def __init__(self, render_mode: str | None = None, **game_kwargs: Any) -> None:
+        super().__init__()
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, (None,) + RENDER_MODES)
+        self.render_mode = render_mode
+        self.rules = self.rules_class(**game_kwargs)
+        self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
+        self._player_of = {agent: i for i, agent in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (self.rules.observation_size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self.rules.num_actions,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.rules.num_actions) for a in self.possible_agents}
+        self._rng = np.random.default_rng()
+        self.game_state: State | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.game_state = self.rules.new_initial_state()
+        play_chance(self.game_state, self._rng)
+        self.agent_selection = self.agents[0]
+        self._after_move()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = self._player_of[agent]
+        return {
+            "observation": self.game_state.observation_tensor(player),
+            "action_mask": self.game_state.action_mask(player),
+        }
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} is to move and must act; action None is only for finished agents")
+        self._cumulative_rewards[agent] = 0.0
+        self.game_state.apply(int(action))
+        play_chance(self.game_state, self._rng)
+        self._after_move()
+        if self.render_mode == "human":
+            self.render()
+
+    def _after_move(self) -> None:
+        """Point ``agent_selection`` at the player to move, or pay out at the end."""
+        state = self.game_state
+        player = state.current_player()
+        if player == TERMINAL:
+            self.rewards = dict(zip(self.agents, map(float, state.returns())))
+            self.terminations = {a: True for a in self.agents}
+            self._accumulate_rewards()
+        else:
+            self.agent_selection = self.possible_agents[player]
+            self._clear_rewards()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; pass render_mode='ansi' or 'human'."
+            )
+            return None
+        text = self.game_state.render()
+        if self.render_mode == "human":
+            print(text, end="\n\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def env_factories(raw_env: Callable[..., RulesAECEnv]) -> tuple[Callable[..., AECEnv], Callable[..., Any]]:
+    """``(env, parallel_env)`` for a game's ``raw_env`` class, as PettingZoo modules have.
+
+    ``env`` wraps ``raw_env`` in PettingZoo's standard wrappers: an illegal action ends the
+    game with the offender paid the worst return the game allows (everyone else 0), as
+    PettingZoo's classic games do; the order of calls is enforced.
+    """
+
+    def env(**kwargs: Any) -> AECEnv:
+        base = raw_env(**kwargs)
+        wrapped = wrappers.TerminateIllegalWrapper(base, illegal_reward=base.rules.utility_range[0])
+        wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+        return wrappers.OrderEnforcingWrapper(wrapped)
+
+    env.__doc__ = f"The wrapped AEC environment of {raw_env.metadata['name']} (see the module docstring)."
+    return env, parallel_wrapper_fn(env)
