@@ -167,6 +167,9 @@ class GoofspielRules(Rules):
     def new_initial_state(self) -> "GoofspielState":
         return GoofspielState(self)
 
+    def prompt(self, state: State, player: int) -> str:
+        return "Make a bid! Enter a card from your hand (A = 1, J = 11, Q = 12, K = 13):"
+
     def parse_action(self, text: str, state: State, player: int) -> int:
         """A card typed as its number or as A, J, Q, K."""
         word = text.strip().lower()
@@ -392,3 +395,57 @@ def scores_to_returns(points: list[int], scoring: str) -> list[float]:
     if num_winners == players:
         return [0.0] * players
     return [1.0 / num_winners if w else -1.0 / (players - num_winners) for w in winners]
+
+
+@dataclass(frozen=True)
+class GoofspielView:
+    """A Goofspiel observation decoded: what one player knows, seats relative to them.
+
+    ``others_hands[k - 1]`` are the cards seat ``k`` held when the current round began (a
+    bid already made this round is still hidden), or ``None`` when bids are never revealed.
+    """
+
+    num_cards: int
+    num_players: int
+    reveal_bids: bool
+    prize: int | None
+    hand: tuple[int, ...]
+    prizes_to_come: tuple[int, ...]
+    points: tuple[int, ...]
+    rounds_played: int
+    others_hands: tuple[tuple[int, ...] | None, ...]
+
+    @property
+    def cards_left(self) -> int:
+        return len(self.hand)
+
+    @staticmethod
+    def decode(vector: np.ndarray, num_cards: int) -> "GoofspielView":
+        layout = ObservationLayout.for_vector(len(vector), num_cards)
+        n, players = layout.num_cards, layout.num_players
+        cards = lambda lo: tuple(int(i) + 1 for i in np.flatnonzero(vector[lo : lo + n]))  # noqa: E731
+        prize = cards(layout.prize)
+        total = n * (n + 1) // 2
+        points = tuple(int(round(float(x) * total)) for x in vector[layout.points : layout.points + players])
+        blocks = vector[layout.history :].reshape(n, layout.round_size)
+        played = int(blocks[:, layout.round_winner : layout.round_winner + players + 1].sum())
+        reveal = bool(vector[layout.reveal])
+        others: list[tuple[int, ...] | None] = []
+        for seat in range(1, players):
+            if not reveal:
+                others.append(None)
+                continue
+            lo = layout.round_others + (seat - 1) * n
+            spent = blocks[:played, lo : lo + n].sum(axis=0)
+            others.append(tuple(int(i) + 1 for i in np.flatnonzero(spent == 0)))
+        return GoofspielView(
+            num_cards=n,
+            num_players=players,
+            reveal_bids=reveal,
+            prize=prize[0] if prize else None,
+            hand=cards(layout.hand),
+            prizes_to_come=cards(layout.remaining),
+            points=points,
+            rounds_played=played,
+            others_hands=tuple(others),
+        )

@@ -94,6 +94,11 @@ class Rules(abc.ABC):
         choices = ", ".join(state.action_to_string(player, a) for a in legal)
         raise ValueError(f"{text!r} is not a legal move; choose one of: {choices}")
 
+    def prompt(self, state: "State", player: int) -> str:
+        """What the terminal face asks a person whose move it is."""
+        labels = ", ".join(state.action_to_string(player, a) for a in state.legal_actions(player))
+        return f"Your move ({labels}):"
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
@@ -157,6 +162,10 @@ class State(abc.ABC):
     def is_chance_node(self) -> bool:
         return self.current_player() == CHANCE
 
+    def observation(self, player: int) -> dict[str, np.ndarray]:
+        """``{"observation", "action_mask"}`` of ``player``: what envs and agents exchange."""
+        return {"observation": self.observation_tensor(player), "action_mask": self.action_mask(player)}
+
     def action_mask(self, player: int) -> np.ndarray:
         """int8 mask over ``rules.num_actions``: 1 on ``legal_actions(player)``."""
         mask = np.zeros(self.rules.num_actions, dtype=np.int8)
@@ -171,3 +180,20 @@ class State(abc.ABC):
         return IllegalActionError(
             f"action {action!r} is illegal for {who} in {self.rules!r}; legal actions: {labels}"
         )
+
+
+def sample_chance(state: State, rng: np.random.Generator) -> int:
+    """One chance outcome of ``state`` drawn with ``rng`` (one uniform draw per call)."""
+    outcomes = state.chance_outcomes()
+    u = rng.random()
+    for action, prob in outcomes:
+        u -= prob
+        if u < 0.0:
+            return action
+    return outcomes[-1][0]
+
+
+def play_chance(state: State, rng: np.random.Generator) -> None:
+    """Resolve chance nodes until a player is to move or the game is over."""
+    while state.current_player() == CHANCE:
+        state.apply(sample_chance(state, rng))

@@ -23,27 +23,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import parallel_wrapper_fn
 
-from hiddenhand.core import CHANCE, TERMINAL, Rules, State
+from hiddenhand.core import TERMINAL, Rules, State, play_chance
 from hiddenhand.validation import check_choice
 
 RENDER_MODES = ("ansi", "human")
-
-
-def sample_chance(state: State, rng: np.random.Generator) -> int:
-    """One chance outcome of ``state`` drawn with ``rng`` (one uniform draw per call)."""
-    outcomes = state.chance_outcomes()
-    u = rng.random()
-    for action, prob in outcomes:
-        u -= prob
-        if u < 0.0:
-            return action
-    return outcomes[-1][0]
-
-
-def play_chance(state: State, rng: np.random.Generator) -> None:
-    """Resolve chance nodes until a player is to move or the game is over."""
-    while state.current_player() == CHANCE:
-        state.apply(sample_chance(state, rng))
 
 
 class RulesAECEnv(AECEnv):
@@ -97,11 +80,7 @@ class RulesAECEnv(AECEnv):
         self._after_move()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        player = self._player_of[agent]
-        return {
-            "observation": self.game_state.observation_tensor(player),
-            "action_mask": self.game_state.action_mask(player),
-        }
+        return self.game_state.observation(self._player_of[agent])
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection

@@ -1,0 +1,32 @@
+"""Agents for every game, behind one protocol (:class:`Agent`): ``policy(observation)`` gives
+the probabilities of every action, ``act(observation)`` samples one with the agent's own
+seeded generator. Rule-based agents sit beside learned ones, as in RLCard.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from hiddenhand.agents.base import Agent, RandomAgent
+from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
+from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
+
+AGENTS: dict[str, dict[str, Callable[..., Agent]]] = {
+    "goofspiel": {
+        "random": RandomAgent,
+        **{level: (lambda seed=None, level=level: GoofspielHeuristic(level, seed=seed)) for level in GOOFSPIEL_LEVELS},
+    },
+}
+"""Game name -> agent name -> factory taking ``seed``: the agents the CLI can field."""
+
+
+def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
+    """The agent called ``name`` for ``game`` (see :data:`AGENTS`)."""
+    if game not in AGENTS:
+        raise ValueError(f"unknown game {game!r}; games with agents: {', '.join(AGENTS)}")
+    if name not in AGENTS[game]:
+        raise ValueError(f"unknown agent {name!r} for {game}; choose one of: {', '.join(AGENTS[game])}")
+    return AGENTS[game][name](seed=seed)
+
+
+__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "RandomAgent", "make_agent"]

@@ -1,0 +1,58 @@
+"""The agent protocol shared by every game and every face.
+
+An agent maps an observation (``{"observation": vector, "action_mask": mask}``, as the
+PettingZoo envs give it) to a probability for every action, zero on illegal ones, and
+samples its move from that distribution with its own seeded generator. Agents are
+stateless: everything they use is in the observation, so one object can play any seat,
+in any number of games at once, and be turned into an OpenSpiel policy.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Mapping
+
+import numpy as np
+
+Observation = Mapping[str, np.ndarray]
+
+
+class Agent(abc.ABC):
+    """Base class: subclasses implement :meth:`policy`."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
+        """Restart the agent's generator, so that its moves repeat."""
+        self.rng = np.random.default_rng(seed)
+
+    @abc.abstractmethod
+    def policy(self, observation: Observation) -> np.ndarray:
+        """Probabilities of every action (float64, sums to 1, zero where the mask is 0)."""
+
+    def act(self, observation: Observation) -> int:
+        """An action drawn from :meth:`policy`."""
+        probs = self.policy(observation)
+        cumulative = np.cumsum(probs)
+        index = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
+        return min(index, len(probs) - 1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def legal_mask(observation: Observation) -> np.ndarray:
+    """The action mask as booleans, refusing an observation in which nothing is legal."""
+    mask = np.asarray(observation["action_mask"]).astype(bool)
+    if not mask.any():
+        raise ValueError("the action mask is all zeros: this player has no move to make")
+    return mask
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions."""
+
+    def policy(self, observation: Observation) -> np.ndarray:
+        mask = legal_mask(observation)
+        return mask / mask.sum()

@@ -1,0 +1,5 @@
+import sys
+
+from hiddenhand.cli import main
+
+sys.exit(main())

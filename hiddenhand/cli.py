@@ -1,0 +1,122 @@
+"""The ``hiddenhand`` command (also ``python -m hiddenhand``).
+
+Each subcommand takes the game as its own sub-subcommand, so ``hiddenhand play goofspiel
+--help`` lists exactly the options of that game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from hiddenhand.agents import AGENTS, make_agent
+from hiddenhand.envs import ENV_MODULES
+from hiddenhand.envs.goofspiel import PRIZE_ORDERS, SCORINGS
+
+GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "goofspiel": [
+        ("--cards", dict(dest="num_cards", type=int, default=13, help="cards per hand and in the prize deck, 1 to 13 (default 13)")),
+        ("--players", dict(dest="num_players", type=int, default=2, help="number of players, 2 to 6 (default 2)")),
+        ("--prize-order", dict(dest="prize_order", choices=PRIZE_ORDERS, default="random", help="order in which prizes are turned (default random)")),
+        ("--scoring", dict(dest="scoring", choices=SCORINGS, default="point_difference", help="returns: own points minus the others' mean, +1/-1 for most points, or own points (default point_difference)")),
+        ("--hidden-bids", dict(dest="reveal_bids", action="store_false", help="reveal only who won each round, not the bids (OpenSpiel's imp_info)")),
+    ],
+}
+"""Per game: the command-line flags of its keyword arguments (``dest`` is the keyword)."""
+
+
+def _add_game_parsers(sub: argparse._SubParsersAction, help_fmt: str) -> dict[str, argparse.ArgumentParser]:
+    parsers = {}
+    for game in ENV_MODULES:
+        p = sub.add_parser(game, help=help_fmt.format(game=game), description=help_fmt.format(game=game))
+        group = p.add_argument_group(f"{game} rules")
+        for flag, kwargs in GAME_OPTIONS[game]:
+            group.add_argument(flag, **kwargs)
+        parsers[game] = p
+    return parsers
+
+
+def _game_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {kwargs["dest"]: getattr(args, kwargs["dest"]) for _, kwargs in GAME_OPTIONS[args.game]}
+
+
+def _rules(args: argparse.Namespace):
+    return ENV_MODULES[args.game].raw_env.rules_class(**_game_kwargs(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hiddenhand",
+        description="Imperfect-information games for RL and game theory: play them, pit agents against each other.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    play = commands.add_parser(
+        "play",
+        help="play a game in the terminal against a computer player",
+        description="Play a full game in the terminal against a computer player; you are offered another game at the end.",
+    )
+    play_games = play.add_subparsers(dest="game", required=True, metavar="GAME")
+    for game, p in _add_game_parsers(play_games, "play {game} against a computer player").items():
+        p.add_argument("--opponent", choices=list(AGENTS[game]), default="medium", help="the computer player in every other seat (default medium)")
+        p.add_argument("--seat", type=int, default=0, help="your seat, 0 = player_0 (default 0)")
+        p.add_argument("--seed", type=int, default=None, help="seed for the deal and the computer's choices (default: fresh each run)")
+
+    tour = commands.add_parser(
+        "tournament",
+        help="round robin between computer players, with 95%% intervals",
+        description="Every pair of the chosen agents plays GAMES two-player games with seats alternating; "
+        "prints each row agent's mean return against each column agent, with a 95%% interval.",
+    )
+    tour_games = tour.add_subparsers(dest="game", required=True, metavar="GAME")
+    for game, p in _add_game_parsers(tour_games, "round robin of {game} agents").items():
+        p.add_argument("--agents", default=",".join(AGENTS[game]), help=f"comma-separated agents from: {', '.join(AGENTS[game])} (default: all)")
+        p.add_argument("--games", type=int, default=400, help="games per pair of agents (default 400)")
+        p.add_argument("--seed", type=int, default=0, help="seed of the whole tournament (default 0)")
+    return parser
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from hiddenhand.terminal import play_in_terminal
+
+    rules = _rules(args)
+    opponents = [make_agent(args.game, args.opponent) for _ in range(rules.num_players - 1)]
+    play_in_terminal(rules, opponents, seat=args.seat, seed=args.seed)
+    return 0
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    from hiddenhand.training.evaluation import round_robin
+
+    rules = _rules(args)
+    if rules.num_players != 2:
+        raise ValueError(f"tournaments are two-player matches; --players={rules.num_players} is not supported here")
+    if args.games < 1:
+        raise ValueError(f"--games={args.games} must be at least 1")
+    names = [n.strip() for n in args.agents.split(",") if n.strip()]
+    if len(names) < 2:
+        raise ValueError(f"--agents={args.agents!r} names fewer than two agents")
+    agents = {name: make_agent(args.game, name) for name in names}
+    table = round_robin(rules, agents, args.games, seed=args.seed)
+    print(f"{rules!r}: mean return of the row agent against the column agent, ± 95% interval, {args.games} games each")
+    width = max(18, *map(len, names))
+    print("".ljust(8) + "".join(n.rjust(width) for n in names))
+    for a in names:
+        cells = ["—" if a == b else f"{table[a, b].mean:+.2f} ± {table[a, b].ci95:.2f}" for b in names]
+        print(a.ljust(8) + "".join(c.rjust(width) for c in cells))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = {"play": _cmd_play, "tournament": _cmd_tournament}[args.command]
+    try:
+        return handler(args)
+    except ValueError as err:
+        parser.exit(2, f"hiddenhand: error: {err}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The terminal face: a person plays any game against computer agents.
+
+Written once over the rules protocol: the person sees ``State.render(their seat)`` (their
+own cards, what is public, the last reveal and the scores), types a move that the game's
+``Rules.parse_action`` understands, and is asked again, with the reason, when the move is
+not legal. Input and output are injectable so the loop is testable without a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from hiddenhand.agents.base import Agent
+from hiddenhand.core import CHANCE, Rules, sample_chance
+
+
+def outcome_line(returns: Sequence[float], seat: int) -> str:
+    """"You win!", "You lose." or "It's a tie." for the player in ``seat``."""
+    best_other = max(r for p, r in enumerate(returns) if p != seat)
+    if returns[seat] > best_other:
+        return "You win!"
+    if returns[seat] < best_other:
+        return "You lose."
+    return "It's a tie."
+
+
+def play_in_terminal(
+    rules: Rules,
+    opponents: Sequence[Agent],
+    seat: int = 0,
+    seed: int | None = None,
+    input_fn: Callable[[str], str] = input,
+    output: Callable[[str], None] = print,
+) -> list[list[float]]:
+    """Play games until the person declines another; returns each game's returns.
+
+    ``opponents`` fill the other seats in order. End of input (Ctrl-D) or Ctrl-C ends the
+    session cleanly.
+    """
+    if len(opponents) != rules.num_players - 1:
+        raise ValueError(f"{rules!r} needs {rules.num_players - 1} opponents, got {len(opponents)}")
+    if not 0 <= seat < rules.num_players:
+        raise ValueError(f"seat={seat} is out of range; allowed: 0 to {rules.num_players - 1}")
+    seats = list(opponents)
+    seats.insert(seat, None)
+    rng = np.random.default_rng(seed)
+    for k, agent in enumerate(opponents):
+        agent.seed(None if seed is None else seed + 1 + k)
+    results: list[list[float]] = []
+    try:
+        while True:
+            state = rules.new_initial_state()
+            output(f"\n==== New game of {rules.name}: you are player_{seat} ====")
+            while not state.is_terminal():
+                player = state.current_player()
+                if player == CHANCE:
+                    state.apply(sample_chance(state, rng))
+                elif player == seat:
+                    output("\n" + state.render(seat))
+                    state.apply(_ask_move(rules, state, seat, input_fn, output))
+                else:
+                    state.apply(seats[player].act(state.observation(player)))
+            output("\n==== Game over ====\n" + state.render(seat))
+            output(outcome_line(state.returns(), seat))
+            results.append(state.returns())
+            if input_fn("Play again? (y/n): ").strip().lower() not in ("y", "yes"):
+                output("Thanks for playing!")
+                return results
+    except (EOFError, KeyboardInterrupt):
+        output("\nGoodbye.")
+        return results
+
+
+def _ask_move(rules: Rules, state, seat: int, input_fn, output) -> int:
+    while True:
+        text = input_fn(rules.prompt(state, seat) + "\n> ")
+        try:
+            return rules.parse_action(text, state, seat)
+        except ValueError as err:
+            output(str(err))

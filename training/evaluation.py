@@ -1,0 +1,108 @@
+"""Playing agents against each other: single games, seat-rotated matches, round robins.
+
+Games are played on the rules engine directly (the same observations the PettingZoo env
+hands out, without its bookkeeping), so a tournament of thousands of games takes seconds.
+Matches rotate the seats, because moving first or second in a round can matter to a
+heuristic even where it does not matter to the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from hiddenhand.agents.base import Agent
+from hiddenhand.core import CHANCE, Rules, sample_chance
+
+
+def play_game(rules: Rules, agents: Sequence[Agent], rng: np.random.Generator) -> list[float]:
+    """One game with ``agents[p]`` in seat ``p``; chance drawn from ``rng``. Returns the returns."""
+    if len(agents) != rules.num_players:
+        raise ValueError(f"{len(agents)} agents given for a {rules.num_players}-player game")
+    state = rules.new_initial_state()
+    while not state.is_terminal():
+        player = state.current_player()
+        if player == CHANCE:
+            state.apply(sample_chance(state, rng))
+        else:
+            state.apply(agents[player].act(state.observation(player)))
+    return state.returns()
+
+
+def play_games(
+    rules: Rules, agents: Sequence[Agent], games: int, seed: int | None = 0, progress: bool = False
+) -> np.ndarray:
+    """``games`` games with the seats rotated each game; returns an array (games, agents)
+    of each agent's return (indexed by agent, not seat).
+
+    The agents' generators are reseeded from ``seed``, so a match repeats exactly.
+    """
+    num = rules.num_players
+    seeds = np.random.SeedSequence(seed).spawn(num + 1)
+    for agent, s in zip(agents, seeds[1:]):
+        agent.seed(s)
+    rng = np.random.default_rng(seeds[0])
+    results = np.zeros((games, num))
+    for g in tqdm(range(games), desc="games", disable=not progress, leave=False):
+        shift = g % num
+        seated = [agents[(seat - shift) % num] for seat in range(num)]
+        returns = play_game(rules, seated, rng)
+        for seat in range(num):
+            results[g, (seat - shift) % num] = returns[seat]
+    return results
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Results of agent A against agent B over ``games`` two-player games."""
+
+    games: int
+    mean: float
+    """A's mean return."""
+    ci95: float
+    """Half-width of the normal-approximation 95% interval of ``mean``."""
+    wins: int
+    draws: int
+    losses: int
+
+    @staticmethod
+    def from_returns(returns_a: np.ndarray, returns_b: np.ndarray) -> "MatchResult":
+        n = len(returns_a)
+        std = float(np.std(returns_a, ddof=1)) if n > 1 else 0.0
+        return MatchResult(
+            games=n,
+            mean=float(np.mean(returns_a)),
+            ci95=1.96 * std / math.sqrt(n),
+            wins=int(np.sum(returns_a > returns_b)),
+            draws=int(np.sum(returns_a == returns_b)),
+            losses=int(np.sum(returns_a < returns_b)),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.2f} ± {self.ci95:.2f} (W{self.wins} D{self.draws} L{self.losses})"
+
+
+def head_to_head(rules: Rules, a: Agent, b: Agent, games: int, seed: int | None = 0) -> MatchResult:
+    """A against B in a two-player game, seats alternating."""
+    if rules.num_players != 2:
+        raise ValueError(f"head_to_head needs a two-player game; {rules!r} has {rules.num_players}")
+    results = play_games(rules, [a, b], games, seed)
+    return MatchResult.from_returns(results[:, 0], results[:, 1])
+
+
+def round_robin(
+    rules: Rules, agents: dict[str, Agent], games: int, seed: int = 0, progress: bool = True
+) -> dict[tuple[str, str], MatchResult]:
+    """Every ordered pair of distinct agents plays ``games`` games; keyed (row, column)."""
+    names = list(agents)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    table: dict[tuple[str, str], MatchResult] = {}
+    for k, (a, b) in enumerate(tqdm(pairs, desc="matches", disable=not progress)):
+        results = play_games(rules, [agents[a], agents[b]], games, seed + k)
+        table[a, b] = MatchResult.from_returns(results[:, 0], results[:, 1])
+        table[b, a] = MatchResult.from_returns(results[:, 1], results[:, 0])
+    return table
