@@ -21,9 +21,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.conversions import parallel_wrapper_fn
 
-from hiddenhand.core import TERMINAL, Rules, State, play_chance
+from hiddenhand.core import TERMINAL, IllegalActionError, Rules, State, play_chance
 from hiddenhand.validation import check_choice
 
 RENDER_MODES = ("ansi", "human")
@@ -35,17 +36,27 @@ class RulesAECEnv(AECEnv):
     Agents are ``player_0 .. player_{N-1}``. Rewards are the game's returns, paid when it
     ends. ``render_mode="ansi"`` makes ``render()`` return the full table as text;
     ``"human"`` prints it after every move.
+
+    ``illegal_action`` says what an illegal action does: ``"raise"`` (the default of
+    ``raw_env``) raises :class:`~hiddenhand.core.IllegalActionError` naming the legal
+    actions; ``"terminate"`` (what ``env()`` uses) is PettingZoo's convention, exactly as
+    its ``TerminateIllegalWrapper`` applies it: a warning, the game ends for everyone, the
+    offender is paid ``illegal_reward`` and everyone else 0. It is done here rather than
+    with that wrapper because the wrapper's attribute forwarding on every call halved the
+    env's throughput (``benchmarks/bench_env.py``).
     """
 
     rules_class: ClassVar[type[Rules]]
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "name": "rules_env"}
 
-    def __init__(self, render_mode: str | None = None, **game_kwargs: Any) -> None:
+    def __init__(
+        self, render_mode: str | None = None, illegal_action: str = "raise", **game_kwargs: Any
+    ) -> None:
         super().__init__()
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, (None,) + RENDER_MODES)
-        self.render_mode = render_mode
+        self.render_mode = check_choice("render_mode", render_mode, (None,) + RENDER_MODES)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ("raise", "terminate"))
         self.rules = self.rules_class(**game_kwargs)
+        self.illegal_reward = float(self.rules.utility_range[0])
         self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
         self._player_of = {agent: i for i, agent in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
@@ -90,7 +101,13 @@ class RulesAECEnv(AECEnv):
         if action is None:
             raise ValueError(f"{agent} is to move and must act; action None is only for finished agents")
         self._cumulative_rewards[agent] = 0.0
-        self.game_state.apply(int(action))
+        try:
+            self.game_state.apply(int(action))
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self._terminate_illegal(agent)
+            return
         play_chance(self.game_state, self._rng)
         self._after_move()
         if self.render_mode == "human":
@@ -108,6 +125,15 @@ class RulesAECEnv(AECEnv):
             self.agent_selection = self.possible_agents[player]
             self._clear_rewards()
 
+    def _terminate_illegal(self, agent: str) -> None:
+        EnvLogger.warn_on_illegal_move()
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = self.illegal_reward
+        self._accumulate_rewards()
+        self._deads_step_first()
+
     def render(self) -> str | None:
         if self.render_mode is None:
             gymnasium.logger.warn(
@@ -124,19 +150,26 @@ class RulesAECEnv(AECEnv):
         pass
 
 
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order checks, with ``last()`` answered by the env in one call rather
+    than through five attribute lookups forwarded by the wrapper's ``__getattr__``."""
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
+
+
 def env_factories(raw_env: Callable[..., RulesAECEnv]) -> tuple[Callable[..., AECEnv], Callable[..., Any]]:
     """``(env, parallel_env)`` for a game's ``raw_env`` class, as PettingZoo modules have.
 
-    ``env`` wraps ``raw_env`` in PettingZoo's standard wrappers: an illegal action ends the
-    game with the offender paid the worst return the game allows (everyone else 0), as
-    PettingZoo's classic games do; the order of calls is enforced.
+    ``env`` is ``raw_env`` with PettingZoo's conventions: an illegal action ends the game,
+    the offender paid the worst return the game allows (see :class:`RulesAECEnv`), and the
+    order of calls is enforced (``OrderEnforcingWrapper``).
     """
 
     def env(**kwargs: Any) -> AECEnv:
-        base = raw_env(**kwargs)
-        wrapped = wrappers.TerminateIllegalWrapper(base, illegal_reward=base.rules.utility_range[0])
-        wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-        return wrappers.OrderEnforcingWrapper(wrapped)
+        return _OrderEnforcing(raw_env(illegal_action="terminate", **kwargs))
 
-    env.__doc__ = f"The wrapped AEC environment of {raw_env.metadata['name']} (see the module docstring)."
+    env.__doc__ = f"The AEC environment of {raw_env.metadata['name']} with PettingZoo's conventions (see the module docstring)."
     return env, parallel_wrapper_fn(env)
