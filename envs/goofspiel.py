@@ -285,14 +285,17 @@ class GoofspielState(State):
             lines.append(f"Round {done + 1} of {rules.num_cards} · prize {self.prize}♦")
         scores = ", ".join(f"{name(p)} {pts}" for p, pts in enumerate(self.points))
         lines.append(f"Scores: {scores}")
-        if self.history:
+        if self._player == TERMINAL:
+            lines += [f"Round {k}: " + self._round_text(r, viewer, words=True) for k, r in enumerate(self.history, 1)]
+        elif self.history:
             lines.append("Last round: " + self._round_text(self.history[-1], viewer, words=True))
         for p in range(rules.num_players):
             cards = [str(a + 1) for a in np.flatnonzero(self.hands[p])]
             if viewer is None or p == viewer:
-                lines.append(f"{name(p).capitalize()} hand: " + (" | ".join(c + "♣" for c in cards) or "empty"))
+                owner = "Your" if p == viewer else f"player_{p}"
+                lines.append(f"{owner} hand: " + (" | ".join(c + "♣" for c in cards) or "empty"))
             else:
-                lines.append(f"{name(p).capitalize()}: {len(cards)} cards remaining")
+                lines.append(f"player_{p}: {len(cards)} cards remaining")
         if self.prizes_left:
             order = sorted(self.prizes_left) if rules.prize_order == "random" else self._prize_queue()
             lines.append("Prizes to come: " + " ".join(f"{p}♦" for p in order))
