@@ -10,6 +10,7 @@ from typing import Callable
 from hiddenhand.agents.base import Agent, RandomAgent
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
+from hiddenhand.agents.policy_agent import PolicyAgent
 
 AGENTS: dict[str, dict[str, Callable[..., Agent]]] = {
     "goofspiel": {
@@ -29,4 +30,4 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     return AGENTS[game][name](seed=seed)
 
 
-__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "RandomAgent", "make_agent"]
+__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "PolicyAgent", "RandomAgent", "make_agent"]

@@ -26,8 +26,10 @@ FACE_NAMES = {"a": 1, "j": 11, "q": 12, "k": 13}
 class ObservationLayout:
     """Offsets of the sections of a Goofspiel observation vector (see ``goofspiel_v0``).
 
-    Seats are relative to the observer: index 0 is the observer, index k the player k
-    seats after them, so one policy serves every seat.
+    Seats are relative to the observer (index 0 is the observer, index k the player k
+    seats after them), so one policy serves every seat; the observer's own seat number is
+    there too, so that a policy that does depend on it (a CFR policy per player) can be
+    told apart.
     """
 
     num_cards: int
@@ -38,20 +40,24 @@ class ObservationLayout:
         return 0
 
     @property
-    def prize(self) -> int:
+    def seat(self) -> int:
         return 1
 
     @property
+    def prize(self) -> int:
+        return 1 + self.num_players
+
+    @property
     def hand(self) -> int:
-        return 1 + self.num_cards
+        return self.prize + self.num_cards
 
     @property
     def remaining(self) -> int:
-        return 1 + 2 * self.num_cards
+        return self.prize + 2 * self.num_cards
 
     @property
     def points(self) -> int:
-        return 1 + 3 * self.num_cards
+        return self.prize + 3 * self.num_cards
 
     @property
     def history(self) -> int:
@@ -87,7 +93,7 @@ class ObservationLayout:
         sees the observation recovers it.
         """
         n = num_cards
-        per_player = 1 + n + n * n
+        per_player = 2 + n + n * n
         rest = length - (1 + 3 * n + n * (n + 1))
         players, leftover = divmod(rest, per_player)
         if leftover or not 2 <= players <= 6:
@@ -109,6 +115,7 @@ class GoofspielRules(Rules):
     """Configuration of a Goofspiel game; see :mod:`hiddenhand.envs.goofspiel_v0`."""
 
     name = "goofspiel"
+    max_players = 6
 
     def __init__(
         self,
@@ -197,6 +204,7 @@ class GoofspielState(State):
         self.history: list[RoundRecord] = []
         self._obs = np.zeros((players, rules.layout.size), dtype=np.float32)
         self._obs[:, rules.layout.reveal] = float(rules.reveal_bids)
+        self._obs[np.arange(players), rules.layout.seat + np.arange(players)] = 1.0
         self._obs[:, rules.layout.hand : rules.layout.hand + n] = 1.0
         self._obs[:, rules.layout.remaining : rules.layout.remaining + n] = 1.0
         self._player = CHANCE

@@ -6,7 +6,7 @@
 | Actions            | Discrete(num_cards)                               |
 | Parallel API       | Yes                                               |
 | Agents             | `player_0` .. `player_{num_players-1}`            |
-| Observation shape  | see below (587 floats for 13 cards, 2 players)    |
+| Observation shape  | see below (590 floats for 13 cards, 2 players)    |
 | Observation values | [0, 1]                                            |
 
 ## Rules
@@ -61,11 +61,13 @@ Paid once, when the game ends, by `scoring`. Every other step pays 0.
 
 `{"observation": float32[size], "action_mask": int8[num_cards]}`. With `n = num_cards` and
 `P = num_players`, seats are relative to the observer (seat 0 is the observer, seat `k` the
-player `k` seats after them) and the vector holds, in order:
+player `k` seats after them; only the "own seat" section is absolute) and the vector
+holds, in order:
 
 | section            | length                          | contents                                     |
 |--------------------|---------------------------------|----------------------------------------------|
 | reveal flag        | 1                               | 1 if bids are revealed after each round      |
+| own seat           | P                               | one-hot of the observer's seat number        |
 | current prize      | n                               | one-hot of the prize on the table (or zeros) |
 | own hand           | n                               | 1 for each card still held                   |
 | prizes to come     | n                               | 1 for each prize not yet turned              |
@@ -78,7 +80,7 @@ winner (one-hot over P seats and a last slot for a tie), and the other seats' bi
 when its prize is turned (the prize) and when the round ends (the rest), so the vector
 holds everything the player knows, with perfect recall, and an agent can act from it
 alone: `hiddenhand.envs.goofspiel.ObservationLayout` gives the offsets and recovers `P`
-from the length. The size is `1 + 3n + P + n(2n + P + 1 + (P-1)n)`: 587 for 13 cards and
+from the length. The size is `1 + 2P + 3n + n(2n + P + 1 + (P-1)n)`: 590 for 13 cards and
 two players.
 
 ## Version history

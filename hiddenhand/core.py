@@ -14,7 +14,7 @@ Player ids follow OpenSpiel's conventions, so the adapter passes them through un
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
@@ -42,6 +42,10 @@ class Rules(abc.ABC):
     """Short name: the env id is ``hiddenhand/<name>-v0`` and the OpenSpiel id ``hiddenhand_<name>``."""
 
     zero_sum: ClassVar[bool] = True
+
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 2
+    """The range of ``num_players`` the game accepts (OpenSpiel's game type records it)."""
 
     def __init__(self, **params: Any) -> None:
         self.params: dict[str, Any] = dict(params)
@@ -197,3 +201,22 @@ def play_chance(state: State, rng: np.random.Generator) -> None:
     """Resolve chance nodes until a player is to move or the game is over."""
     while state.current_player() == CHANCE:
         state.apply(sample_chance(state, rng))
+
+
+def decision_states(rules: Rules) -> Iterator[State]:
+    """Every state of the game in which a player is to move, depth first.
+
+    For exhaustive work on small games (tabulating a policy, checking an equilibrium):
+    the number of states grows very fast with the game's size.
+    """
+    stack = [rules.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        if state.is_terminal():
+            continue
+        if state.current_player() != CHANCE:
+            yield state
+        for action in state.legal_actions():
+            child = state.clone()
+            child.apply(action)
+            stack.append(child)

@@ -1,0 +1,119 @@
+"""An OpenSpiel policy (a CFR average policy, any tabular policy) as a hiddenhand agent.
+
+Agents act from the observation alone, while OpenSpiel policies are keyed by information-
+state strings. Every game here encodes a player's perfect-recall information state in the
+observation vector, so the two keys are in one-to-one correspondence: the agent is a
+table from observation vectors to action probabilities, built by walking the game once.
+That bounds it to games small enough to enumerate, which is where tabular policies live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from hiddenhand.agents.base import Agent, Observation
+from hiddenhand.core import Rules, decision_states
+from hiddenhand.files import atomic_write
+
+FILE_NAME = "policy.npz"
+
+
+class PolicyAgent(Agent):
+    """A table from observation vectors to probabilities; see the module docstring.
+
+    ``game`` and ``params`` name the game the table was built for (``hiddenhand.envs``
+    name and keyword arguments), so a saved policy can be checked against its use.
+    """
+
+    def __init__(self, game: str, params: dict, table: dict[bytes, np.ndarray], seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.game = game
+        self.params = dict(params)
+        self.table = table
+
+    @classmethod
+    def from_probabilities(
+        cls, rules: Rules, probabilities: Callable[[object, int], dict[int, float]], seed: int | None = None
+    ) -> "PolicyAgent":
+        """Tabulate ``probabilities(state, player) -> {action: prob}`` over every decision
+        of ``rules``' game (one entry per information state)."""
+        table: dict[bytes, np.ndarray] = {}
+        seen: set[str] = set()
+        for state in decision_states(rules):
+            player = state.current_player()
+            key = state.information_state_string(player)
+            if key in seen:
+                continue
+            seen.add(key)
+            probs = np.zeros(rules.num_actions)
+            for action, prob in probabilities(state, player).items():
+                probs[action] = prob
+            table[_key(state.observation_tensor(player))] = probs
+        return cls(rules.name, rules.params, table, seed=seed)
+
+    @classmethod
+    def from_openspiel(cls, game, policy, seed: int | None = None) -> "PolicyAgent":
+        """From an OpenSpiel policy over a ``hiddenhand_<game>`` game: a Python
+        ``open_spiel.python.policy.Policy`` or a C++ ``pyspiel.Policy`` (what the C++ CFR
+        solvers' ``average_policy()`` return)."""
+        import pyspiel
+
+        from hiddenhand.openspiel import HiddenhandState
+
+        if isinstance(policy, pyspiel.Policy):  # C++ policies answer by info-state string
+            ask = lambda s, p: policy.action_probabilities(s.information_state_string(p))  # noqa: E731
+        else:
+            ask = lambda s, p: policy.action_probabilities(HiddenhandState(game, s), p)  # noqa: E731
+        return cls.from_probabilities(game.rules, ask, seed=seed)
+
+    def policy(self, observation: Observation) -> np.ndarray:
+        key = _key(observation["observation"])
+        try:
+            return self.table[key]
+        except KeyError:
+            raise ValueError(
+                f"this observation is not in the policy's table: the policy was built for "
+                f"{self.game} with {self.params}; is the game configured the same way?"
+            ) from None
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the table to ``path`` (a directory gets ``policy.npz`` inside), atomically."""
+        path = _file(path)
+        keys = np.stack([np.frombuffer(k, dtype=np.float32) for k in self.table])
+        probs = np.stack(list(self.table.values()))
+        meta = json.dumps({"game": self.game, "params": self.params})
+        with atomic_write(path) as handle:
+            np.savez_compressed(handle, observations=keys, probabilities=probs, meta=np.array(meta))
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, seed: int | None = None) -> "PolicyAgent":
+        """Read a table written by :meth:`save` (a file, or a directory holding ``policy.npz``)."""
+        path = _file(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no saved policy at {path}")
+        try:
+            with np.load(path) as data:
+                meta = json.loads(str(data["meta"]))
+                keys, probs = data["observations"], data["probabilities"]
+        except Exception as err:  # a truncated or foreign file: say which
+            raise ValueError(f"{path} is not a readable hiddenhand policy file: {err}") from err
+        table = {_key(k): p for k, p in zip(keys, probs)}
+        return cls(meta["game"], meta["params"], table, seed=seed)
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({self.game}, {self.params}, {len(self.table)} information states)"
+
+
+def _key(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _file(path: str | os.PathLike) -> Path:
+    path = Path(path)
+    return path / FILE_NAME if path.is_dir() or path.suffix != ".npz" else path

@@ -1,0 +1,242 @@
+"""The OpenSpiel face: one generic adapter from any game's :class:`~hiddenhand.core.Rules`
+to a ``pyspiel.Game``.
+
+Importing this module registers every game as ``hiddenhand_<game>``, with the env's
+keyword arguments as its parameters (same names, same defaults)::
+
+    import pyspiel
+    import hiddenhand.openspiel
+    game = pyspiel.load_game("hiddenhand_goofspiel(num_cards=4,reveal_bids=false)")
+
+The game is SEQUENTIAL with explicit chance: a simultaneous round is a run of consecutive
+turns whose actions stay hidden in the other players' information states, so OpenSpiel's
+CFR, best response, exploitability and sequence-form LP run on it directly. Its C++
+solvers run on ``pyspiel.convert_to_cached_tree(game)``, which walks the Python game once
+and then runs at C++ speed (:func:`cached_tree`).
+
+Information-state strings and tensors come from the rules' perfect-recall views; every
+game here encodes its public history in the observation, so observation and
+information-state tensors coincide.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+import pyspiel
+from open_spiel.python import policy as policy_lib
+
+from hiddenhand.agents.base import Agent
+from hiddenhand.core import Rules, State, decision_states
+from hiddenhand.envs import ENV_MODULES
+from hiddenhand.pettingzoo_env import RulesAECEnv
+
+_PREFIX = "hiddenhand_"
+
+
+def _defaults(rules_class: type[Rules]) -> dict[str, Any]:
+    """The keyword arguments of ``rules_class`` with their defaults: the game's parameters."""
+    return {
+        name: p.default
+        for name, p in inspect.signature(rules_class.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def _game_type(rules: Rules, rules_class: type[Rules]) -> pyspiel.GameType:
+    T = pyspiel.GameType
+    return T(
+        short_name=_PREFIX + rules.name,
+        long_name=f"hiddenhand {rules.name}",
+        dynamics=T.Dynamics.SEQUENTIAL,
+        chance_mode=T.ChanceMode.EXPLICIT_STOCHASTIC if rules.max_chance_outcomes else T.ChanceMode.DETERMINISTIC,
+        information=T.Information.IMPERFECT_INFORMATION,
+        utility=T.Utility.ZERO_SUM if rules.zero_sum else T.Utility.GENERAL_SUM,
+        reward_model=T.RewardModel.TERMINAL,
+        max_num_players=rules_class.max_players,
+        min_num_players=rules_class.min_players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=_defaults(rules_class),
+    )
+
+
+def _game_info(rules: Rules) -> pyspiel.GameInfo:
+    low, high = rules.utility_range
+    return pyspiel.GameInfo(
+        num_distinct_actions=rules.num_actions,
+        max_chance_outcomes=rules.max_chance_outcomes,
+        num_players=rules.num_players,
+        min_utility=float(low),
+        max_utility=float(high),
+        utility_sum=0.0 if rules.zero_sum else None,
+        max_game_length=rules.max_game_length,
+    )
+
+
+class HiddenhandGame(pyspiel.Game):
+    """A ``pyspiel.Game`` over one configured :class:`Rules`."""
+
+    def __init__(self, rules: Rules) -> None:
+        super().__init__(_game_type(rules, type(rules)), _game_info(rules), dict(rules.params))
+        self.rules = rules
+
+    def new_initial_state(self) -> "HiddenhandState":
+        return HiddenhandState(self, self.rules.new_initial_state())
+
+    def make_py_observer(self, iig_obs_type=None, params=None) -> "_Observer":
+        if params:
+            raise ValueError(f"observer parameters are not supported; got {params}")
+        if iig_obs_type is not None and iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER:
+            raise ValueError(
+                f"{self.rules.name} provides each player's own view only "
+                f"(private_info=SINGLE_PLAYER); asked for {iig_obs_type.private_info}"
+            )
+        return _Observer(self.rules)
+
+
+class HiddenhandState(pyspiel.State):
+    """A ``pyspiel.State`` wrapping one of our states; every call is passed through."""
+
+    def __init__(self, game: HiddenhandGame, state: State) -> None:
+        super().__init__(game)
+        self.inner = state
+
+    def current_player(self) -> int:
+        return self.inner.current_player()
+
+    def _legal_actions(self, player: int) -> list[int]:
+        # OpenSpiel's sequential view: only the player to move has actions.
+        return self.inner.legal_actions(player) if player == self.inner.current_player() else []
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return self.inner.chance_outcomes()
+
+    def _apply_action(self, action: int) -> None:
+        self.inner.apply(action)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        return self.inner.action_to_string(player, action)
+
+    def is_terminal(self) -> bool:
+        return self.inner.is_terminal()
+
+    def returns(self) -> list[float]:
+        return self.inner.returns()
+
+    def __str__(self) -> str:
+        return self.inner.render()
+
+    def __deepcopy__(self, memo: dict) -> "HiddenhandState":
+        # OpenSpiel clones Python states with copy.deepcopy; our states copy themselves far
+        # cheaper than a generic deep copy (which would also copy the rules).
+        other = copy.copy(self)
+        other.inner = self.inner.clone()
+        return other
+
+
+class _Observer:
+    """OpenSpiel's observer protocol over the rules' perfect-recall view of a player."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.tensor = np.zeros(rules.observation_size, np.float32)
+        self.dict = {"observation": self.tensor}
+
+    def set_from(self, state: HiddenhandState, player: int) -> None:
+        self.tensor[:] = state.inner.observation_tensor(player)
+
+    def string_from(self, state: HiddenhandState, player: int) -> str:
+        return state.inner.information_state_string(player)
+
+
+def to_pyspiel(env_or_rules: RulesAECEnv | Rules | Any) -> HiddenhandGame:
+    """The ``pyspiel.Game`` of one of our envs (wrapped or not) or rules objects."""
+    if isinstance(env_or_rules, Rules):
+        return HiddenhandGame(env_or_rules)
+    unwrapped = getattr(env_or_rules, "unwrapped", None)
+    if isinstance(unwrapped, RulesAECEnv):
+        return HiddenhandGame(unwrapped.rules)
+    aec = getattr(env_or_rules, "aec_env", None)  # a Parallel env made from an AEC one
+    if aec is not None:
+        return to_pyspiel(aec)
+    raise TypeError(f"to_pyspiel takes a hiddenhand env or Rules object, not {type(env_or_rules).__name__}")
+
+
+def cached_tree(game: HiddenhandGame) -> pyspiel.Game:
+    """The game as OpenSpiel's cached tree, on which its C++ solvers run at C++ speed.
+
+    The tree is filled in lazily, one Python call per node the first time a solver visits
+    it, so it is kept on the game and shared by every later call.
+    """
+    if getattr(game, "_cached_tree", None) is None:
+        game._cached_tree = pyspiel.convert_to_cached_tree(game)
+    return game._cached_tree
+
+
+class AgentPolicy(policy_lib.Policy):
+    """A hiddenhand agent as an OpenSpiel policy: the agent's distribution for the mover's
+    observation. Works on the adapter's states (Python algorithms); for the C++ ones use
+    :func:`tabular_policy`."""
+
+    def __init__(self, game: HiddenhandGame, agent: Agent) -> None:
+        super().__init__(game, list(range(game.num_players())))
+        self.agent = agent
+
+    def action_probabilities(self, state: HiddenhandState, player_id: int | None = None) -> dict[int, float]:
+        player = state.current_player() if player_id is None else player_id
+        probs = self.agent.policy(state.inner.observation(player))
+        return {a: float(probs[a]) for a in state.inner.legal_actions(player)}
+
+
+def agent_policy(game: HiddenhandGame, agent: Agent) -> AgentPolicy:
+    """Any hiddenhand agent as an OpenSpiel policy on ``game`` (a ``hiddenhand_<game>``)."""
+    return AgentPolicy(game, agent)
+
+
+def tabular_policy(game: HiddenhandGame, agent: Agent) -> pyspiel.TabularPolicy:
+    """The agent's policy at every information state of ``game``, as a C++ tabular policy
+    (what ``pyspiel.nash_conv`` and the C++ best response take). Walks the whole game."""
+    table: dict[str, list[tuple[int, float]]] = {}
+    for state in decision_states(game.rules):
+        player = state.current_player()
+        key = state.information_state_string(player)
+        if key not in table:
+            probs = agent.policy(state.observation(player))
+            table[key] = [(a, float(probs[a])) for a in state.legal_actions(player)]
+    return pyspiel.TabularPolicy(table)
+
+
+def nash_conv(game: HiddenhandGame, agent: Agent) -> float:
+    """NashConv of ``agent`` playing every seat of ``game``, by OpenSpiel's exact best
+    response (C++, on the cached tree). Exploitability is this divided by the number of
+    players."""
+    return pyspiel.nash_conv(cached_tree(game), tabular_policy(game, agent))
+
+
+def _game_class(rules_class: type[Rules]) -> type[HiddenhandGame]:
+    """The class OpenSpiel instantiates with a parameter dict for ``rules_class``.
+
+    It is registered as a class, as OpenSpiel's own Python games are: a registered closure
+    crashed the interpreter at exit (pybind11 released it after Python had shut down).
+    """
+
+    def __init__(self, params: dict | None = None) -> None:
+        HiddenhandGame.__init__(self, rules_class(**(params or {})))
+
+    return type(f"{rules_class.__name__}Game", (HiddenhandGame,), {"__init__": __init__})
+
+
+def _register_all() -> None:
+    registered = set(pyspiel.registered_names())
+    for game, module in ENV_MODULES.items():
+        rules_class = module.raw_env.rules_class
+        if _PREFIX + game not in registered:
+            pyspiel.register_game(_game_type(rules_class(), rules_class), _game_class(rules_class))
+
+
+_register_all()
