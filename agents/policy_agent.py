@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Callable
-
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation
-from hiddenhand.core import Rules, decision_states
 from hiddenhand.files import atomic_write
 
 FILE_NAME = "policy.npz"
@@ -37,39 +34,23 @@ class PolicyAgent(Agent):
         self.table = table
 
     @classmethod
-    def from_probabilities(
-        cls, rules: Rules, probabilities: Callable[[object, int], dict[int, float]], seed: int | None = None
-    ) -> "PolicyAgent":
-        """Tabulate ``probabilities(state, player) -> {action: prob}`` over every decision
-        of ``rules``' game (one entry per information state)."""
-        table: dict[bytes, np.ndarray] = {}
-        seen: set[str] = set()
-        for state in decision_states(rules):
-            player = state.current_player()
-            key = state.information_state_string(player)
-            if key in seen:
-                continue
-            seen.add(key)
-            probs = np.zeros(rules.num_actions)
-            for action, prob in probabilities(state, player).items():
-                probs[action] = prob
-            table[_key(state.observation_tensor(player))] = probs
-        return cls(rules.name, rules.params, table, seed=seed)
-
-    @classmethod
     def from_openspiel(cls, game, policy, seed: int | None = None) -> "PolicyAgent":
-        """From an OpenSpiel policy over a ``hiddenhand_<game>`` game: a Python
-        ``open_spiel.python.policy.Policy`` or a C++ ``pyspiel.Policy`` (what the C++ CFR
-        solvers' ``average_policy()`` return)."""
-        import pyspiel
+        """Tabulate an OpenSpiel ``policy`` over ``game``: a ``hiddenhand_<game>`` game or its
+        cached tree, whichever the policy was made on. Any OpenSpiel policy works: a Python
+        ``Policy``, a C++ CFR or MCCFR average policy, a ``TabularPolicy``."""
+        from hiddenhand.openspiel import information_states, state_policy
 
-        from hiddenhand.openspiel import HiddenhandState
-
-        if isinstance(policy, pyspiel.Policy):  # C++ policies answer by info-state string
-            ask = lambda s, p: policy.action_probabilities(s.information_state_string(p))  # noqa: E731
-        else:
-            ask = lambda s, p: policy.action_probabilities(HiddenhandState(game, s), p)  # noqa: E731
-        return cls.from_probabilities(game.rules, ask, seed=seed)
+        params = dict(game.get_parameters())
+        if "game" in params:  # a cached tree records the game it wraps
+            params = dict(params["game"])
+        name = params.pop("name", game.get_type().short_name).removeprefix("hiddenhand_")
+        table: dict[bytes, np.ndarray] = {}
+        for state in information_states(game):
+            probs = np.zeros(game.num_distinct_actions())
+            for action, prob in state_policy(policy, state):
+                probs[action] = prob
+            table[_key(np.asarray(state.information_state_tensor(), dtype=np.float32))] = probs
+        return cls(name, params, table, seed=seed)
 
     def policy(self, observation: Observation) -> np.ndarray:
         key = _key(observation["observation"])

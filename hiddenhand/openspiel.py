@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Callable
+from typing import Any, Iterator
 
 import numpy as np
 import pyspiel
@@ -209,6 +209,40 @@ def tabular_policy(game: HiddenhandGame, agent: Agent) -> pyspiel.TabularPolicy:
             probs = agent.policy(state.observation(player))
             table[key] = [(a, float(probs[a])) for a in state.legal_actions(player)]
     return pyspiel.TabularPolicy(table)
+
+
+def information_states(game: pyspiel.Game) -> Iterator[pyspiel.State]:
+    """One decision state per information state of any ``pyspiel`` game (ours, its cached
+    tree, or a native one), depth first."""
+    seen: set[str] = set()
+    stack = [game.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        if state.is_terminal():
+            continue
+        if not state.is_chance_node():
+            key = state.information_state_string()
+            if key not in seen:
+                seen.add(key)
+                yield state
+        stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def state_policy(policy: Any, state: pyspiel.State) -> list[tuple[int, float]]:
+    """``(action, probability)`` pairs of any OpenSpiel policy at ``state``: a Python
+    ``Policy``, or a C++ ``pyspiel.Policy`` (including the MCCFR solvers' average
+    policies, which answer only for states of the game they were trained on)."""
+    if isinstance(policy, pyspiel.Policy):
+        return list(policy.get_state_policy(state))
+    return sorted(policy.action_probabilities(state).items())
+
+
+def to_tabular(game: pyspiel.Game, policy: Any) -> pyspiel.TabularPolicy:
+    """Any OpenSpiel policy on ``game`` as a C++ tabular policy (which ``pyspiel.nash_conv``
+    takes whatever solver produced it)."""
+    return pyspiel.TabularPolicy(
+        {s.information_state_string(): state_policy(policy, s) for s in information_states(game)}
+    )
 
 
 def nash_conv(game: HiddenhandGame, agent: Agent) -> float:
