@@ -152,7 +152,8 @@ def test_cpp_algorithms_run_on_the_cached_tree():
             solver.run_iteration()
         assert pyspiel.nash_conv(game, ho.to_tabular(game, solver.average_policy())) < 0.7 * uniform
     assert pyspiel.exploitability(game, pyspiel.UniformRandomPolicy(game)) == pytest.approx(uniform / 2)
-    br = pyspiel.TabularBestResponse(game, 1, pyspiel.UniformRandomPolicy(game))
+    uniform_policy = pyspiel.UniformRandomPolicy(game)  # the best response keeps a reference to it
+    br = pyspiel.TabularBestResponse(game, 1, uniform_policy)
     assert br.value(game.new_initial_state().history_str()) == pytest.approx(uniform / 2)  # symmetric: BR gains half
 
 
