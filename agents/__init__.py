@@ -5,6 +5,7 @@ seeded generator. Rule-based agents sit beside learned ones, as in RLCard.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from hiddenhand.agents.base import Agent, RandomAgent
@@ -30,4 +31,21 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     return AGENTS[game][name](seed=seed)
 
 
-__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "PolicyAgent", "RandomAgent", "make_agent"]
+def load_agent(game: str, spec: str, params: dict | None = None, seed: int | None = None) -> Agent:
+    """An agent by name (see :data:`AGENTS`) or a saved policy (a directory holding
+    ``policy.npz``, or the file). With ``params``, a saved policy must have been made for
+    exactly that configuration of ``game``."""
+    if spec in AGENTS.get(game, {}):
+        return make_agent(game, spec, seed)
+    if not Path(spec).exists():
+        names = ", ".join(AGENTS.get(game, {}))
+        raise ValueError(f"{spec!r} is neither an agent ({names}) nor a saved policy")
+    agent = PolicyAgent.load(spec, seed=seed)
+    if agent.game != game or (params is not None and agent.params != params):
+        raise ValueError(
+            f"the policy in {spec} was made for {agent.game} with {agent.params}, not {game} with {params}"
+        )
+    return agent
+
+
+__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "PolicyAgent", "RandomAgent", "load_agent", "make_agent"]

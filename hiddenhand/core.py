@@ -14,6 +14,7 @@ Player ids follow OpenSpiel's conventions, so the adapter passes them through un
 from __future__ import annotations
 
 import abc
+import inspect
 from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
@@ -49,6 +50,44 @@ class Rules(abc.ABC):
 
     def __init__(self, **params: Any) -> None:
         self.params: dict[str, Any] = dict(params)
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        """The game's keyword arguments and their defaults, read off ``__init__``: the
+        parameters every face (env, OpenSpiel, command line) exposes under these names."""
+        return {
+            name: p.default
+            for name, p in inspect.signature(cls.__init__).parameters.items()
+            if p.default is not inspect.Parameter.empty
+        }
+
+    @classmethod
+    def parse_params(cls, items: Sequence[str]) -> dict[str, Any]:
+        """``["key=value", ...]`` as keyword arguments, each value read as the type of its
+        default (``true``/``false`` for booleans). Unknown keys are refused."""
+        defaults = cls.param_defaults()
+        out: dict[str, Any] = {}
+        for item in items:
+            key, sep, text = item.partition("=")
+            key = key.strip()
+            if not sep or key not in defaults:
+                raise ValueError(f"--param {item!r}: expected KEY=VALUE with KEY one of: {', '.join(defaults)}")
+            default = defaults[key]
+            text = text.strip()
+            if isinstance(default, bool):
+                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(f"--param {item!r}: {key} takes true or false")
+                out[key] = text.lower() in ("true", "1", "yes")
+            elif isinstance(default, int):
+                try:
+                    out[key] = int(text)
+                except ValueError:
+                    raise ValueError(f"--param {item!r}: {key} takes an integer") from None
+            elif isinstance(default, float):
+                out[key] = float(text)
+            else:
+                out[key] = text
+        return out
 
     @property
     @abc.abstractmethod

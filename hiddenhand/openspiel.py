@@ -22,7 +22,6 @@ information-state tensors coincide.
 from __future__ import annotations
 
 import copy
-import inspect
 from typing import Any, Iterator
 
 import numpy as np
@@ -35,15 +34,6 @@ from hiddenhand.envs import ENV_MODULES
 from hiddenhand.pettingzoo_env import RulesAECEnv
 
 _PREFIX = "hiddenhand_"
-
-
-def _defaults(rules_class: type[Rules]) -> dict[str, Any]:
-    """The keyword arguments of ``rules_class`` with their defaults: the game's parameters."""
-    return {
-        name: p.default
-        for name, p in inspect.signature(rules_class.__init__).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
 
 
 def _game_type(rules: Rules, rules_class: type[Rules]) -> pyspiel.GameType:
@@ -62,7 +52,7 @@ def _game_type(rules: Rules, rules_class: type[Rules]) -> pyspiel.GameType:
         provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification=_defaults(rules_class),
+        parameter_specification=rules_class.param_defaults(),
     )
 
 

@@ -1,0 +1,93 @@
+"""CFR training through the adapter: the curve, the saved policy, the command line."""
+
+import csv
+import json
+
+import pyspiel
+import pytest
+
+import hiddenhand.openspiel as ho
+from hiddenhand.agents import PolicyAgent, load_agent
+from hiddenhand.cli import main
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.terminal import play_in_terminal
+from hiddenhand.training.cfr import train_cfr
+
+
+def read_curve(path):
+    with open(path) as handle:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+@pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "mccfr-external", "mccfr-outcome"])
+def test_every_algorithm_writes_a_curve_and_a_policy(algorithm, tmp_path):
+    rules = GoofspielRules(num_cards=3)
+    curve = train_cfr(rules, algorithm, iterations=60, eval_every=20, out_dir=tmp_path, progress=False)
+    assert [p.iteration for p in curve] == [20, 40, 60]
+    rows = read_curve(tmp_path / "curve.csv")
+    assert [r["iteration"] for r in rows] == [20, 40, 60]
+    assert rows[-1]["nash_conv"] == pytest.approx(curve[-1].nash_conv, rel=1e-8)
+    assert rows[-1]["exploitability"] == pytest.approx(rows[-1]["nash_conv"] / 2, rel=1e-8)
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    meta = json.loads((tmp_path / "run.json").read_text())
+    assert meta["algorithm"] == algorithm and meta["params"]["num_cards"] == 3
+    # The saved policy is the solver's average policy: same NashConv by an independent walk.
+    agent = PolicyAgent.load(tmp_path)
+    assert ho.nash_conv(ho.to_pyspiel(rules), agent) == pytest.approx(curve[-1].nash_conv, abs=1e-9)
+    uniform = 2 * 1.3333333333333333  # twice OpenSpiel's NashConv of uniform play at 3 cards
+    assert curve[-1].nash_conv < uniform
+
+
+def test_cfr_plus_converges_on_three_cards(tmp_path):
+    curve = train_cfr(GoofspielRules(num_cards=3), "cfr+", iterations=300, eval_every=100, out_dir=tmp_path, progress=False)
+    assert curve[0].nash_conv > curve[-1].nash_conv
+    assert curve[-1].nash_conv < 1e-3
+
+
+def test_bad_training_configuration(tmp_path):
+    with pytest.raises(ValueError, match="algorithm='dqn' is not allowed"):
+        train_cfr(GoofspielRules(num_cards=3), "dqn", 10, 5, tmp_path)
+    with pytest.raises(ValueError, match="two-player zero-sum"):
+        train_cfr(GoofspielRules(num_cards=3, num_players=3), "cfr", 10, 5, tmp_path)
+    with pytest.raises(ValueError, match="iterations=0"):
+        train_cfr(GoofspielRules(num_cards=3), "cfr", 0, 5, tmp_path)
+
+
+def test_train_command_and_playing_the_result(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "cfr", "--cards", "3", "--param", "reveal_bids=false", "--iterations", "40",
+                 "--eval-every", "20", "--out", str(out)]) == 0
+    assert "NashConv" in capsys.readouterr().out
+    agent = load_agent("goofspiel", str(out), GoofspielRules(num_cards=3, reveal_bids=False).params)
+    assert agent.params["reveal_bids"] is False
+    with pytest.raises(ValueError, match="was made for goofspiel with"):
+        load_agent("goofspiel", str(out), GoofspielRules(num_cards=3).params)
+    with pytest.raises(ValueError, match="neither an agent"):
+        load_agent("goofspiel", str(tmp_path / "nothing"))
+    lines = iter(["1", "2", "n"])
+    results = play_in_terminal(
+        GoofspielRules(num_cards=3, reveal_bids=False), [agent], seed=1, input_fn=lambda _: next(lines), output=lambda _: None
+    )
+    assert len(results) == 1
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "cfr", "--param", "reveal_bids=maybe", "--out", "x"], "reveal_bids takes true or false"),
+        (["train", "cfr", "--param", "colour=red", "--out", "x"], "KEY one of: num_cards, num_players"),
+        (["train", "cfr", "--cards", "0", "--out", "x"], "num_cards=0 is out of range"),
+    ],
+)
+def test_train_command_errors(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_parse_params_types():
+    assert GoofspielRules.parse_params(["num_cards=5", "reveal_bids=no", "prize_order=descending"]) == {
+        "num_cards": 5, "reveal_bids": False, "prize_order": "descending",
+    }
+    with pytest.raises(ValueError, match="num_cards takes an integer"):
+        GoofspielRules.parse_params(["num_cards=five"])
