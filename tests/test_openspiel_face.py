@@ -182,6 +182,11 @@ def test_policy_agent_round_trip(tmp_path):
     assert saved.name == "policy.npz" and loaded.params == game.rules.params
     assert ho.nash_conv(game, loaded) == pytest.approx(expected, abs=1e-12)
     # It acts in the PettingZoo env and in matches.
+    env = goofspiel_v0.env(num_cards=4)
+    env.reset(seed=0)
+    for agent_name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else loaded.act(obs))
     results = play_games(game.rules, [loaded, RandomAgent()], games=40, seed=0)
     assert results.shape == (40, 2)
     with pytest.raises(ValueError, match="is not in the policy's table"):
