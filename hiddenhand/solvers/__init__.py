@@ -1,0 +1,2 @@
+"""Exact solvers: small matrix games (``matrix_game``) and the Goofspiel LP backward
+induction (``gops``)."""

@@ -1,0 +1,374 @@
+"""Exact equilibria of two-player Goofspiel by LP backward induction.
+
+The game: two players, point-difference scoring, prizes in uniformly random order, bids
+revealed after each round (``goofspiel_v0`` with ``num_players=2``, ``reveal_bids=True``,
+the defaults). Before the next prize is turned, the state is (hand A, hand B, prizes
+left); its value to A is the mean, over the prize turned, of the value of the matrix game
+whose entry for bids (a, b) is ``sign(a - b) * prize`` plus the value of the state after.
+
+State reduction. Who wins a round depends only on the relative order of the two bids, so
+a pair of hands reduces to its *interleaving pattern*: the sorted union of the two hands,
+each card marked A-only, B-only or both (a tie). There are 321 patterns of two 4-card
+hands out of 13 cards, instead of 715 squared hand pairs; with the prize sets that makes
+about 3.4e8 states and 2.7e9 matrix games at 13 cards. Each level (hand size k) is solved
+from the one below it, so only two levels are needed while solving; every level is kept
+for queries (memory-mapped from the checkpoint directory when one is used).
+
+The matrix games are solved in compiled code (:mod:`hiddenhand.solvers.matrix_game`:
+saddle point first, then a dense simplex), in parallel over patterns with numba threads.
+Strategies are not stored: :meth:`GopsSolution.strategy` re-solves the one matrix game
+of a state from the stored values of the level below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from math import comb
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numba
+import numpy as np
+from numba import njit, prange
+from tqdm.auto import tqdm
+
+from hiddenhand.files import atomic_write
+from hiddenhand.solvers.matrix_game import game_value, solve_game
+from hiddenhand.validation import check_int
+
+FORMAT_VERSION = 1
+A_ONLY, B_ONLY, BOTH = 0, 1, 2
+
+
+def level_patterns(k: int, num_cards: int) -> list[tuple[int, ...]]:
+    """Every interleaving pattern of two k-card hands drawn from ``num_cards`` cards, sorted.
+
+    A pattern lists the distinct cards of the two hands in increasing order, each marked
+    ``A_ONLY``, ``B_ONLY`` or ``BOTH``; with ``t`` shared cards it is ``2k - t`` long, at
+    most ``num_cards``.
+    """
+    out: list[tuple[int, ...]] = []
+    for shared in range(k + 1):
+        length = 2 * k - shared
+        if length > num_cards:
+            continue
+        own = k - shared
+        for both_at in itertools.combinations(range(length), shared):
+            rest = [i for i in range(length) if i not in both_at]
+            for a_at in itertools.combinations(rest, own):
+                pattern = [B_ONLY] * length
+                for i in both_at:
+                    pattern[i] = BOTH
+                for i in a_at:
+                    pattern[i] = A_ONLY
+                out.append(tuple(pattern))
+    out.sort()
+    return out
+
+
+def pattern_of(hand_a: Iterable[int], hand_b: Iterable[int]) -> tuple[int, ...]:
+    """The interleaving pattern of two hands of card values."""
+    a, b = set(hand_a), set(hand_b)
+    return tuple(BOTH if c in a and c in b else A_ONLY if c in a else B_ONLY for c in sorted(a | b))
+
+
+def _positions(pattern: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    a = [i for i, s in enumerate(pattern) if s != B_ONLY]
+    b = [i for i, s in enumerate(pattern) if s != A_ONLY]
+    return a, b
+
+
+def _child(pattern: tuple[int, ...], pa: int, pb: int) -> tuple[int, ...]:
+    """The pattern after A plays the card at position ``pa`` and B the one at ``pb``."""
+    symbols = list(pattern)
+    if pa == pb:
+        symbols[pa] = None
+    else:
+        symbols[pa] = None if symbols[pa] == A_ONLY else B_ONLY
+        symbols[pb] = None if symbols[pb] == B_ONLY else A_ONLY
+    return tuple(s for s in symbols if s is not None)
+
+
+@dataclass
+class _Level:
+    """Index tables of one level (hand size k) for the compiled kernel."""
+
+    patterns: dict[tuple[int, ...], int]
+    prizes: dict[tuple[int, ...], int]
+    win: np.ndarray  # (patterns, k, k) int8: +1 when A's i-th card beats B's j-th
+    child: np.ndarray  # (patterns, k, k) int32: pattern index one level down
+    prize_values: np.ndarray  # (prize sets, k) float64
+    prize_child: np.ndarray  # (prize sets, k) int32: prize-set index without that prize
+
+
+class Indexer:
+    """Pattern and prize-set indices of every level of an ``num_cards`` solve (built lazily)."""
+
+    def __init__(self, num_cards: int) -> None:
+        self.num_cards = num_cards
+        self._levels: dict[int, _Level] = {}
+        self._patterns: dict[int, dict[tuple[int, ...], int]] = {}
+        self._prizes: dict[int, dict[tuple[int, ...], int]] = {}
+
+    def patterns(self, k: int) -> dict[tuple[int, ...], int]:
+        if k not in self._patterns:
+            self._patterns[k] = {p: i for i, p in enumerate(level_patterns(k, self.num_cards))}
+        return self._patterns[k]
+
+    def prizes(self, k: int) -> dict[tuple[int, ...], int]:
+        if k not in self._prizes:
+            sets = itertools.combinations(range(1, self.num_cards + 1), k)
+            self._prizes[k] = {p: i for i, p in enumerate(sets)}
+        return self._prizes[k]
+
+    def shape(self, k: int) -> tuple[int, int]:
+        return len(self.patterns(k)), comb(self.num_cards, k)
+
+    def level(self, k: int) -> _Level:
+        if k in self._levels:
+            return self._levels[k]
+        patterns, below = self.patterns(k), self.patterns(k - 1)
+        win = np.zeros((len(patterns), k, k), dtype=np.int8)
+        child = np.zeros((len(patterns), k, k), dtype=np.int32)
+        for pattern, p in patterns.items():
+            a_pos, b_pos = _positions(pattern)
+            for i, pa in enumerate(a_pos):
+                for j, pb in enumerate(b_pos):
+                    win[p, i, j] = (pa > pb) - (pa < pb)
+                    child[p, i, j] = below[_child(pattern, pa, pb)]
+        prizes, prizes_below = self.prizes(k), self.prizes(k - 1)
+        values = np.array(list(prizes), dtype=np.float64).reshape(len(prizes), k)
+        prize_child = np.array(
+            [[prizes_below[s[:i] + s[i + 1 :]] for i in range(k)] for s in prizes], dtype=np.int32
+        ).reshape(len(prizes), k)
+        level = _Level(patterns, prizes, win, child, values, prize_child)
+        self._levels[k] = level
+        return level
+
+    def lps(self, k: int) -> int:
+        """Matrix games solved at level k."""
+        patterns, prize_sets = self.shape(k)
+        return patterns * prize_sets * k
+
+
+@njit(parallel=True, cache=True)
+def _solve_level(win, child, prize_values, prize_child, below, out, start, stop):
+    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``."""
+    k = win.shape[1]
+    for p in prange(start, stop):
+        m = np.empty((k, k))
+        tableau = np.empty((k + 1, 2 * k + 1))
+        basis = np.empty(k, dtype=np.int64)
+        for q in range(prize_values.shape[0]):
+            total = 0.0
+            for u in range(k):
+                prize = prize_values[q, u]
+                rest = prize_child[q, u]
+                for i in range(k):
+                    for j in range(k):
+                        m[i, j] = win[p, i, j] * prize + below[child[p, i, j], rest]
+                total += game_value(m, tableau, basis)
+            out[p, q] = total / k
+
+
+class GopsSolution:
+    """Values of every state of an ``num_cards`` Goofspiel, level by level; strategies on demand."""
+
+    def __init__(self, num_cards: int, levels: Sequence[np.ndarray]) -> None:
+        self.num_cards = num_cards
+        self.levels = list(levels)
+        self.indexer = Indexer(num_cards)
+
+    # ------------------------------------------------------------------ queries
+    def _check(self, hand_a, hand_b, prizes) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        n = self.num_cards
+        sets = []
+        for name, cards in (("hand_a", hand_a), ("hand_b", hand_b), ("prizes", prizes)):
+            cards = tuple(sorted(int(c) for c in cards))
+            if len(set(cards)) != len(cards) or any(not 1 <= c <= n for c in cards):
+                raise ValueError(f"{name}={list(cards)} must be distinct cards from 1 to {n}")
+            sets.append(cards)
+        if not len(sets[0]) == len(sets[1]) == len(sets[2]):
+            raise ValueError(
+                f"hands and prizes must have equal sizes; got {len(sets[0])}, {len(sets[1])} and {len(sets[2])}"
+            )
+        return sets[0], sets[1], sets[2]
+
+    def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int]) -> float:
+        """A's expected point difference from here on, before the next prize is turned."""
+        a, b, p = self._check(hand_a, hand_b, prizes)
+        k = len(a)
+        return float(self.levels[k][self.indexer.patterns(k)[pattern_of(a, b)], self.indexer.prizes(k)[p]])
+
+    def matrix(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], upcard: int) -> np.ndarray:
+        """The matrix game once ``upcard`` is turned: rows A's cards, columns B's, ascending."""
+        a, b, p = self._check(hand_a, hand_b, prizes)
+        if upcard not in p:
+            raise ValueError(f"upcard={upcard} is not among the prizes {list(p)}")
+        rest = [c for c in p if c != upcard]
+        m = np.empty((len(a), len(b)))
+        for i, x in enumerate(a):
+            for j, y in enumerate(b):
+                later = self.value([c for c in a if c != x], [c for c in b if c != y], rest)
+                m[i, j] = ((x > y) - (x < y)) * upcard + later
+        return m
+
+    def strategy(
+        self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], upcard: int
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """The equilibrium mixed bids of A and of B once ``upcard`` is turned, as ``{card: probability}``."""
+        a, b, _ = self._check(hand_a, hand_b, prizes)
+        _, x, y = solve_game(self.matrix(a, b, prizes, upcard))
+        return _distribution(a, x), _distribution(b, y)
+
+    def first_move_table(self) -> np.ndarray:
+        """A's first-move probabilities: rows bids 1..n, columns upcards 1..n, as published."""
+        n = self.num_cards
+        full = range(1, n + 1)
+        table = np.zeros((n, n))
+        for upcard in full:
+            mine, _ = self.strategy(full, full, full, upcard)
+            for card, prob in mine.items():
+                table[card - 1, upcard - 1] = prob
+        return table
+
+    # ------------------------------------------------------------------ files
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write every level to one ``.npz`` file, atomically, with checksums."""
+        path = Path(path)
+        meta = {
+            "format": FORMAT_VERSION,
+            "num_cards": self.num_cards,
+            "sha256": [_digest(level) for level in self.levels],
+        }
+        with atomic_write(path) as handle:
+            arrays = {f"level_{k}": np.asarray(level) for k, level in enumerate(self.levels)}
+            np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> "GopsSolution":
+        """Read a file written by :meth:`save`; a truncated, corrupt or mismatched file is
+        reported as such (``ValueError``)."""
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no Goofspiel solution at {path}")
+        try:
+            with np.load(path) as data:
+                meta = json.loads(str(data["meta"]))
+                levels = [data[f"level_{k}"] for k in range(meta["num_cards"] + 1)]
+        except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError) as err:
+            raise ValueError(f"{path} is truncated or corrupt (not a readable solution file): {err}") from err
+        if meta.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{path} has format {meta.get('format')}, this version reads {FORMAT_VERSION}")
+        n = meta["num_cards"]
+        if num_cards is not None and n != num_cards:
+            raise ValueError(f"{path} solves {n} cards, not {num_cards}")
+        solution = cls(n, levels)
+        for k, level in enumerate(levels):
+            if level.shape != solution.indexer.shape(k):
+                raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {solution.indexer.shape(k)}")
+            if _digest(level) != meta["sha256"][k]:
+                raise ValueError(f"{path}: level {k} fails its checksum; the file is corrupt")
+        return solution
+
+
+def _distribution(cards: Sequence[int], probs: np.ndarray) -> dict[int, float]:
+    probs = np.clip(probs, 0.0, None)
+    probs = probs / probs.sum()
+    return {int(c): float(p) for c, p in zip(cards, probs) if p > 1e-12}
+
+
+def _digest(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).data).hexdigest()
+
+
+def _level_file(checkpoint: Path, k: int) -> Path:
+    return checkpoint / f"level_{k:02d}.npy"
+
+
+def _load_checkpoint(checkpoint: Path, indexer: Indexer, num_cards: int) -> list[np.ndarray]:
+    """The completed levels found in ``checkpoint`` (memory-mapped), in order, stopping at
+    the first missing or damaged one."""
+    manifest_path = checkpoint / "manifest.json"
+    if not manifest_path.exists():
+        return [np.zeros((1, 1))]
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("num_cards") != num_cards or manifest.get("format") != FORMAT_VERSION:
+        raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {manifest}")
+    levels = [np.zeros((1, 1))]
+    for k in range(1, num_cards + 1):
+        file = _level_file(checkpoint, k)
+        digest = manifest["sha256"].get(str(k))
+        if digest is None or not file.exists():
+            break
+        level = np.load(file, mmap_mode="r")
+        if level.shape != indexer.shape(k) or _digest(level) != digest:
+            break
+        levels.append(level)
+    return levels
+
+
+def _save_level(checkpoint: Path, k: int, level: np.ndarray, num_cards: int) -> np.ndarray:
+    """Write level k and record it in the manifest (both atomically); return it memory-mapped."""
+    file = _level_file(checkpoint, k)
+    with atomic_write(file) as handle:
+        np.save(handle, level)
+    manifest_path = checkpoint / "manifest.json"
+    manifest = (
+        json.loads(manifest_path.read_text())
+        if manifest_path.exists()
+        else {"format": FORMAT_VERSION, "num_cards": num_cards, "sha256": {}}
+    )
+    manifest["sha256"][str(k)] = _digest(level)
+    with atomic_write(manifest_path, "w") as handle:
+        json.dump(manifest, handle, indent=1)
+    return np.load(file, mmap_mode="r")
+
+
+def solve(
+    num_cards: int,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+    checkpoint: str | os.PathLike | None = None,
+) -> GopsSolution:
+    """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
+
+    ``workers``: numba threads (default: every core). ``checkpoint``: a directory where each
+    completed level is written (atomically); a later call with the same directory resumes
+    after the last completed level, and finished levels are memory-mapped from it rather
+    than held in memory.
+    """
+    n = check_int("num_cards", num_cards, 1, 13)
+    if workers is not None:
+        numba.set_num_threads(check_int("workers", workers, 1, numba.config.NUMBA_NUM_THREADS))
+    indexer = Indexer(n)
+    folder = Path(checkpoint) if checkpoint is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        levels = _load_checkpoint(folder, indexer, n)
+    else:
+        levels = [np.zeros((1, 1))]
+    total = sum(indexer.lps(k) for k in range(1, n + 1))
+    done = sum(indexer.lps(k) for k in range(1, len(levels)))
+    with tqdm(total=total, initial=done, unit="LP", unit_scale=True, disable=not progress, desc=f"GOPS {n}") as bar:
+        for k in range(len(levels), n + 1):
+            bar.set_description(f"GOPS {n} level {k}/{n}")
+            level = indexer.level(k)
+            out = np.empty(indexer.shape(k))
+            patterns = len(level.patterns)
+            chunk = max(1, patterns // 200)
+            below = np.ascontiguousarray(levels[k - 1])
+            for start in range(0, patterns, chunk):
+                stop = min(patterns, start + chunk)
+                _solve_level(level.win, level.child, level.prize_values, level.prize_child, below, out, start, stop)
+                bar.update((stop - start) * out.shape[1] * k)
+            levels.append(_save_level(folder, k, out, n) if folder is not None else out)
+    return GopsSolution(n, levels)
