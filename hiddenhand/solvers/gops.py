@@ -15,7 +15,8 @@ from the one below it, so only two levels are needed while solving; every level 
 for queries (memory-mapped from the checkpoint directory when one is used).
 
 The matrix games are solved in compiled code (:mod:`hiddenhand.solvers.matrix_game`:
-saddle point first, then a dense simplex), in parallel over patterns with numba threads.
+saddle point first, then a dense simplex), in parallel over chunks of patterns on a pool
+of threads (the kernel releases the GIL).
 Strategies are not stored: :meth:`GopsSolution.strategy` re-solves the one matrix game
 of a state from the stored values of the level below.
 """
@@ -28,14 +29,14 @@ import itertools
 import json
 import os
 import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from math import comb
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from tqdm.auto import tqdm
 
 from hiddenhand.files import atomic_write
@@ -157,14 +158,18 @@ class Indexer:
         return patterns * prize_sets * k
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
 def _solve_level(win, child, prize_values, prize_child, below, out, start, stop):
-    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``."""
+    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``.
+
+    Serial and GIL-free: :func:`solve` runs chunks of patterns on a pool of threads, each
+    call with its own scratch arrays.
+    """
     k = win.shape[1]
-    for p in prange(start, stop):
-        m = np.empty((k, k))
-        tableau = np.empty((k + 1, 2 * k + 1))
-        basis = np.empty(k, dtype=np.int64)
+    m = np.empty((k, k))
+    tableau = np.empty((k + 1, 2 * k + 1))
+    basis = np.empty(k, dtype=np.int64)
+    for p in range(start, stop):
         for q in range(prize_values.shape[0]):
             total = 0.0
             for u in range(k):
@@ -341,14 +346,13 @@ def solve(
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
-    ``workers``: numba threads (default: every core). ``checkpoint``: a directory where each
+    ``workers``: threads running the compiled kernel, GIL-free (default: every core). ``checkpoint``: a directory where each
     completed level is written (atomically); a later call with the same directory resumes
     after the last completed level, and finished levels are memory-mapped from it rather
     than held in memory.
     """
     n = check_int("num_cards", num_cards, 1, 13)
-    if workers is not None:
-        numba.set_num_threads(check_int("workers", workers, 1, numba.config.NUMBA_NUM_THREADS))
+    workers = check_int("workers", workers, 1, 256) if workers is not None else os.cpu_count() or 1
     indexer = Indexer(n)
     folder = Path(checkpoint) if checkpoint is not None else None
     if folder is not None:
@@ -358,17 +362,22 @@ def solve(
         levels = [np.zeros((1, 1))]
     total = sum(indexer.lps(k) for k in range(1, n + 1))
     done = sum(indexer.lps(k) for k in range(1, len(levels)))
-    with tqdm(total=total, initial=done, unit="LP", unit_scale=True, disable=not progress, desc=f"GOPS {n}") as bar:
+    bar = tqdm(total=total, initial=done, unit="LP", unit_scale=True, disable=not progress, desc=f"GOPS {n}")
+    with bar, ThreadPoolExecutor(max_workers=workers) as pool:
         for k in range(len(levels), n + 1):
             bar.set_description(f"GOPS {n} level {k}/{n}")
             level = indexer.level(k)
             out = np.empty(indexer.shape(k))
-            patterns = len(level.patterns)
-            chunk = max(1, patterns // 200)
             below = np.ascontiguousarray(levels[k - 1])
-            for start in range(0, patterns, chunk):
-                stop = min(patterns, start + chunk)
+            patterns = len(level.patterns)
+            chunk = max(1, patterns // (50 * workers))
+
+            def run(start: int, stop: int) -> int:
                 _solve_level(level.win, level.child, level.prize_values, level.prize_child, below, out, start, stop)
-                bar.update((stop - start) * out.shape[1] * k)
+                return (stop - start) * out.shape[1] * k
+
+            jobs = [pool.submit(run, a, min(patterns, a + chunk)) for a in range(0, patterns, chunk)]
+            for job in as_completed(jobs):
+                bar.update(job.result())
             levels.append(_save_level(folder, k, out, n) if folder is not None else out)
     return GopsSolution(n, levels)
