@@ -10,7 +10,7 @@ in any number of games at once, and be turned into an OpenSpiel policy.
 from __future__ import annotations
 
 import abc
-from typing import Mapping
+from typing import ClassVar, Mapping
 
 import numpy as np
 
@@ -18,7 +18,17 @@ Observation = Mapping[str, np.ndarray]
 
 
 class Agent(abc.ABC):
-    """Base class: subclasses implement :meth:`policy`."""
+    """Base class: subclasses implement :meth:`policy`.
+
+    ``uses_score`` and ``uses_history`` declare what of the observation the policy may
+    depend on beyond the current position (the hands, the prizes, the table): the points
+    won so far, and the order of past rounds. Exact best-response computations
+    (:mod:`hiddenhand.solvers.gops_best_response`) merge states that differ only in what
+    the agent ignores, so a false declaration gives a wrong answer; the defaults are safe.
+    """
+
+    uses_score: ClassVar[bool] = True
+    uses_history: ClassVar[bool] = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -52,6 +62,9 @@ def legal_mask(observation: Observation) -> np.ndarray:
 
 class RandomAgent(Agent):
     """Uniform over the legal actions."""
+
+    uses_score = False
+    uses_history = False
 
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)

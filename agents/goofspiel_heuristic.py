@@ -165,6 +165,8 @@ _STRATEGIES = {"easy": easy, "medium": medium, "hard": hard}
 class GoofspielHeuristic(Agent):
     """A computer player of the seed's terminal game: ``level`` is easy, medium or hard."""
 
+    uses_history = False  # hands, prizes and the score are all it reads
+
     def __init__(self, level: str = "medium", seed: int | None = None) -> None:
         super().__init__(seed)
         self.level = check_choice("level", level, LEVELS)

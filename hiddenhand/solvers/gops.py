@@ -381,3 +381,8 @@ def solve(
                 bar.update(job.result())
             levels.append(_save_level(folder, k, out, n) if folder is not None else out)
     return GopsSolution(n, levels)
+
+
+from hiddenhand.solvers.gops_best_response import best_response_value, exploitability  # noqa: E402
+
+__all__ = ["GopsSolution", "Indexer", "best_response_value", "exploitability", "level_patterns", "pattern_of", "solve"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-EPS = 1e-12
+EPS = 1e-11
 
 
 @njit(cache=True)
@@ -57,22 +57,27 @@ def _simplex(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray
     for j in range(cols):
         tableau[rows, j] = -1.0
     while True:
+        # Bland's rule: the first column with a negative reduced cost that has a pivot.
+        # (Round-off can leave a reduced cost of -1e-15 on a column with no positive
+        # entry; such a column is optimal in exact arithmetic and is skipped.)
         enter = -1
-        for j in range(cols + rows):  # Bland: the first improving column
-            if tableau[rows, j] < -EPS:
+        leave = -1
+        for j in range(cols + rows):
+            if tableau[rows, j] >= -EPS:
+                continue
+            best = np.inf
+            for i in range(rows):
+                a = tableau[i, j]
+                if a > EPS:
+                    ratio = tableau[i, width - 1] / a
+                    if ratio < best - EPS or (abs(ratio - best) <= EPS and basis[i] < basis[leave]):
+                        best = ratio
+                        leave = i
+            if leave >= 0:
                 enter = j
                 break
         if enter < 0:
             break
-        leave = -1
-        best = np.inf
-        for i in range(rows):
-            a = tableau[i, enter]
-            if a > EPS:
-                ratio = tableau[i, width - 1] / a
-                if ratio < best - EPS or (abs(ratio - best) <= EPS and basis[i] < basis[leave]):
-                    best = ratio
-                    leave = i
         pivot = tableau[leave, enter]
         for j in range(width):
             tableau[leave, j] /= pivot
