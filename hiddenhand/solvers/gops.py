@@ -23,6 +23,7 @@ of a state from the stored values of the level below.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import itertools
@@ -158,7 +159,7 @@ class Indexer:
         return patterns * prize_sets * k
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)  # not cached: numba's cache would not notice a change in matrix_game.py
 def _solve_level(win, child, prize_values, prize_child, below, out, start, stop):
     """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``.
 
@@ -211,26 +212,31 @@ class GopsSolution:
         k = len(a)
         return float(self.levels[k][self.indexer.patterns(k)[pattern_of(a, b)], self.indexer.prizes(k)[p]])
 
-    def matrix(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], upcard: int) -> np.ndarray:
-        """The matrix game once ``upcard`` is turned: rows A's cards, columns B's, ascending."""
-        a, b, p = self._check(hand_a, hand_b, prizes)
-        if upcard not in p:
-            raise ValueError(f"upcard={upcard} is not among the prizes {list(p)}")
-        rest = [c for c in p if c != upcard]
-        m = np.empty((len(a), len(b)))
-        for i, x in enumerate(a):
-            for j, y in enumerate(b):
-                later = self.value([c for c in a if c != x], [c for c in b if c != y], rest)
-                m[i, j] = ((x > y) - (x < y)) * upcard + later
-        return m
-
     def strategy(
         self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], upcard: int
     ) -> tuple[dict[int, float], dict[int, float]]:
         """The equilibrium mixed bids of A and of B once ``upcard`` is turned, as ``{card: probability}``."""
-        a, b, _ = self._check(hand_a, hand_b, prizes)
-        _, x, y = solve_game(self.matrix(a, b, prizes, upcard))
+        a, b, p = self._check(hand_a, hand_b, prizes)
+        if upcard not in p:
+            raise ValueError(f"upcard={upcard} is not among the prizes {list(p)}")
+        x, y = self._strategy_by_rank(pattern_of(a, b), p, upcard)
         return _distribution(a, x), _distribution(b, y)
+
+    @functools.lru_cache(maxsize=200_000)
+    def _strategy_by_rank(self, pattern: tuple[int, ...], prizes: tuple[int, ...], upcard: int):
+        """Both players' equilibrium bids by the rank of the card in their hand: the same
+        for every pair of hands with this interleaving pattern, hence cached by it."""
+        a_pos, b_pos = _positions(pattern)
+        k = len(a_pos)
+        rest = tuple(c for c in prizes if c != upcard)
+        below, prize_index = self.indexer.patterns(k - 1), self.indexer.prizes(k - 1)[rest]
+        values = self.levels[k - 1]
+        m = np.empty((k, k))
+        for i, pa in enumerate(a_pos):
+            for j, pb in enumerate(b_pos):
+                m[i, j] = ((pa > pb) - (pa < pb)) * upcard + values[below[_child(pattern, pa, pb)], prize_index]
+        _, x, y = solve_game(m)
+        return x, y
 
     def first_move_table(self) -> np.ndarray:
         """A's first-move probabilities: rows bids 1..n, columns upcards 1..n, as published."""

@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import Hashable
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.core import CHANCE, TERMINAL
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielState
+from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.validation import check_int
 
 
@@ -34,47 +33,59 @@ def best_response_value(agent: Agent, num_cards: int, responder: int) -> float:
     seat = 1 - responder
     memo: dict[Hashable, float] = {}
 
-    def key(state: GoofspielState) -> Hashable:
-        parts: tuple = (state.hands.tobytes(), tuple(state.prizes_left), state.prize)
+    def value(mine: tuple, theirs: tuple, prizes: tuple, points: tuple, history: tuple, make_state) -> float:
+        """Best-response point difference still to come, before the next prize is turned.
+        ``mine``/``theirs`` are the responder's and the agent's hands; ``points`` (responder,
+        agent) and ``history`` are what was played; ``make_state()`` builds the engine's
+        state, needed only to show the agent its observation when the key is new."""
+        if len(mine) == 1:  # the last round plays itself
+            return float(((mine[0] > theirs[0]) - (mine[0] < theirs[0])) * prizes[0])
+        key = (mine, theirs, prizes)
         if agent.uses_score:
-            parts += tuple(state.points)
+            key += points
         if agent.uses_history:
-            parts += tuple(state.history)
-        return parts
-
-    def gain(before: GoofspielState, after: GoofspielState) -> float:
-        return (after.points[responder] - before.points[responder]) - (after.points[seat] - before.points[seat])
-
-    def value(state: GoofspielState) -> float:
-        """Best-response point difference still to come from ``state``."""
-        player = state.current_player()
-        if player == TERMINAL:
-            return 0.0
-        k = key(state)
-        if k in memo:
-            return memo[k]
-        if player == CHANCE:
-            result = 0.0
-            for action, prob in state.chance_outcomes():
-                child = state.clone()
-                child.apply(action)
-                result += prob * value(child)
-        else:
-            mixed = agent.policy(state.observation(seat))
-            support = [(a, p) for a, p in enumerate(mixed) if p > 0.0]
-            result = -float("inf")
-            for reply in state.legal_actions(responder):
+            key += history
+        if key in memo:
+            return memo[key]
+        state = make_state()
+        result = 0.0
+        for upcard in prizes:
+            turned = state.clone()
+            turned.apply(upcard - 1)  # a chance node: more than one prize is left
+            probs = agent.policy(turned.observation(seat))
+            mixed = [(a + 1, float(p)) for a, p in enumerate(probs) if p > 0.0]
+            rest = tuple(p for p in prizes if p != upcard)
+            best = -float("inf")
+            for reply in mine:
+                left = tuple(c for c in mine if c != reply)
                 total = 0.0
-                for bid, prob in support:
-                    child = state.clone()
-                    for action in ((bid, reply) if seat == 0 else (reply, bid)):
-                        child.apply(action)
-                    total += prob * (gain(state, child) + value(child))
-                result = max(result, total)
-        memo[k] = result
+                for bid, prob in mixed:
+                    won = (reply > bid) - (reply < bid)
+                    bids = (bid, reply) if seat == 0 else (reply, bid)
+                    later = value(
+                        left,
+                        tuple(c for c in theirs if c != bid),
+                        rest,
+                        (points[0] + upcard * (won > 0), points[1] + upcard * (won < 0)),
+                        history + ((upcard,) + bids,),
+                        lambda turned=turned, bids=bids: _after(turned, bids),
+                    )
+                    total += prob * (won * upcard + later)
+                best = max(best, total)
+            result += best / len(prizes)
+        memo[key] = result
         return result
 
-    return value(rules.new_initial_state())
+    cards = tuple(range(1, n + 1))
+    return value(cards, cards, cards, (0, 0), (), rules.new_initial_state)
+
+
+def _after(state, bids: tuple[int, int]):
+    """A copy of ``state`` with both bids (card values, seat 0 first) played."""
+    child = state.clone()
+    child.apply(bids[0] - 1)
+    child.apply(bids[1] - 1)
+    return child
 
 
 def exploitability(agent: Agent, num_cards: int) -> float:
