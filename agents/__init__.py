@@ -5,41 +5,86 @@ seeded generator. Rule-based agents sit beside learned ones, as in RLCard.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
+
+import numpy as np
 
 from hiddenhand.agents.base import Agent, RandomAgent
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.agents.policy_agent import PolicyAgent
 
+def _check_equilibrium_game(params: dict) -> None:
+    """Refuse a Goofspiel configuration other than the one the exact solver solves."""
+    wanted = {"num_players": 2, "prize_order": "random", "scoring": "point_difference", "reveal_bids": True}
+    differs = {k: params.get(k, v) for k, v in wanted.items() if params.get(k, v) != v}
+    if differs:
+        raise ValueError(f"the equilibrium agent plays the game {wanted}; this one has {differs}")
+
+
+def _goofspiel_equilibrium(params: dict, seed: int | None = None) -> Agent:
+    from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+
+    _check_equilibrium_game(params)
+    cards = params.get("num_cards", 13)
+    if cards > IN_PROCESS_SOLVE_LIMIT:
+        raise ValueError(
+            f"solving {cards} cards takes long: run `hiddenhand solve goofspiel --cards {cards} --out gops{cards}.npz` "
+            f"once, then pass the file as the agent (e.g. --opponent gops{cards}.npz)"
+        )
+    return GopsEquilibriumAgent(cards, seed=seed)
+
+
+IN_PROCESS_SOLVE_LIMIT = 10
+"""The equilibrium agent solves up to this many cards when it is created (seconds)."""
+
 AGENTS: dict[str, dict[str, Callable[..., Agent]]] = {
     "goofspiel": {
-        "random": RandomAgent,
-        **{level: (lambda seed=None, level=level: GoofspielHeuristic(level, seed=seed)) for level in GOOFSPIEL_LEVELS},
+        "random": lambda params, seed=None: RandomAgent(seed=seed),
+        **{
+            level: (lambda params, seed=None, level=level: GoofspielHeuristic(level, seed=seed))
+            for level in GOOFSPIEL_LEVELS
+        },
+        "equilibrium": _goofspiel_equilibrium,
     },
 }
-"""Game name -> agent name -> factory taking ``seed``: the agents the CLI can field."""
+"""Game name -> agent name -> factory taking the game's keyword arguments and ``seed``:
+the agents the command line can field by name."""
+
+HEURISTICS = {"goofspiel": ["random", *GOOFSPIEL_LEVELS]}
+"""The rule-based agents of each game (a tournament's default field)."""
 
 
-def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
-    """The agent called ``name`` for ``game`` (see :data:`AGENTS`)."""
+def make_agent(game: str, name: str, params: dict | None = None, seed: int | None = None) -> Agent:
+    """The agent called ``name`` for ``game`` configured by ``params`` (see :data:`AGENTS`)."""
     if game not in AGENTS:
         raise ValueError(f"unknown game {game!r}; games with agents: {', '.join(AGENTS)}")
     if name not in AGENTS[game]:
         raise ValueError(f"unknown agent {name!r} for {game}; choose one of: {', '.join(AGENTS[game])}")
-    return AGENTS[game][name](seed=seed)
+    return AGENTS[game][name](params or {}, seed=seed)
 
 
 def load_agent(game: str, spec: str, params: dict | None = None, seed: int | None = None) -> Agent:
-    """An agent by name (see :data:`AGENTS`) or a saved policy (a directory holding
-    ``policy.npz``, or the file). With ``params``, a saved policy must have been made for
-    exactly that configuration of ``game``."""
+    """An agent by name (see :data:`AGENTS`), a saved policy (a directory holding
+    ``policy.npz``, or the file), or for Goofspiel a saved exact solution (the ``.npz`` of
+    ``hiddenhand solve goofspiel --out``). With ``params``, a saved policy must have been
+    made for exactly that configuration of ``game``."""
     if spec in AGENTS.get(game, {}):
-        return make_agent(game, spec, seed)
+        return make_agent(game, spec, params, seed)
     if not Path(spec).exists():
         names = ", ".join(AGENTS.get(game, {}))
-        raise ValueError(f"{spec!r} is neither an agent ({names}) nor a saved policy")
+        raise ValueError(f"{spec!r} is neither an agent ({names}) nor a saved policy or solution")
+    if game == "goofspiel" and _is_gops_solution(Path(spec)):
+        from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+        from hiddenhand.solvers.gops import GopsSolution
+
+        solution = GopsSolution.load(spec)
+        _check_equilibrium_game(params or {})
+        if params is not None and params.get("num_cards", solution.num_cards) != solution.num_cards:
+            raise ValueError(f"{spec} solves {solution.num_cards} cards; the game has {params['num_cards']}")
+        return GopsEquilibriumAgent(solution.num_cards, solution=solution, seed=seed)
     agent = PolicyAgent.load(spec, seed=seed)
     if agent.game != game or (params is not None and agent.params != params):
         raise ValueError(
@@ -48,4 +93,14 @@ def load_agent(game: str, spec: str, params: dict | None = None, seed: int | Non
     return agent
 
 
-__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "PolicyAgent", "RandomAgent", "load_agent", "make_agent"]
+def _is_gops_solution(path: Path) -> bool:
+    if path.suffix != ".npz" or not path.is_file():
+        return False
+    try:
+        with np.load(path) as data:
+            return "num_cards" in json.loads(str(data["meta"])) and "level_0" in data.files
+    except Exception:
+        return False
+
+
+__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "HEURISTICS", "PolicyAgent", "RandomAgent", "load_agent", "make_agent"]

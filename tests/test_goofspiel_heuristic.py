@@ -132,5 +132,5 @@ def test_hard_beats_random_at_13_cards():
 def test_unknown_level_and_agent_names():
     with pytest.raises(ValueError, match="level='expert' is not allowed; choose one of: 'easy', 'medium', 'hard'"):
         GoofspielHeuristic("expert")
-    with pytest.raises(ValueError, match="unknown agent 'expert' for goofspiel; choose one of: random, easy, medium, hard"):
+    with pytest.raises(ValueError, match="unknown agent 'expert' for goofspiel; choose one of: random, easy, medium, hard, equilibrium"):
         make_agent("goofspiel", "expert")
