@@ -319,7 +319,10 @@ def _load_checkpoint(checkpoint: Path, indexer: Indexer, num_cards: int) -> list
         digest = manifest["sha256"].get(str(k))
         if digest is None or not file.exists():
             break
-        level = np.load(file, mmap_mode="r")
+        try:
+            level = np.load(file, mmap_mode="r")
+        except (ValueError, OSError, EOFError):  # torn by an interruption: recompute from here
+            break
         if level.shape != indexer.shape(k) or _digest(level) != digest:
             break
         levels.append(level)
