@@ -29,6 +29,7 @@ import io
 import itertools
 import json
 import os
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -186,10 +187,13 @@ def _solve_level(win, child, prize_values, prize_child, below, out, start, stop)
 class GopsSolution:
     """Values of every state of an ``num_cards`` Goofspiel, level by level; strategies on demand."""
 
-    def __init__(self, num_cards: int, levels: Sequence[np.ndarray]) -> None:
+    def __init__(self, num_cards: int, levels: Sequence[np.ndarray], level_seconds: dict[int, float] | None = None) -> None:
         self.num_cards = num_cards
         self.levels = list(levels)
         self.indexer = Indexer(num_cards)
+        self.level_seconds = dict(level_seconds or {})
+        """Wall-clock seconds each level took in the solve that made this object (index
+        tables included); levels resumed from a checkpoint are absent."""
 
     # ------------------------------------------------------------------ queries
     def _check(self, hand_a, hand_b, prizes) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -371,9 +375,11 @@ def solve(
         levels = [np.zeros((1, 1))]
     total = sum(indexer.lps(k) for k in range(1, n + 1))
     done = sum(indexer.lps(k) for k in range(1, len(levels)))
+    seconds: dict[int, float] = {}
     bar = tqdm(total=total, initial=done, unit="LP", unit_scale=True, disable=not progress, desc=f"GOPS {n}")
     with bar, ThreadPoolExecutor(max_workers=workers) as pool:
         for k in range(len(levels), n + 1):
+            started = time.perf_counter()
             bar.set_description(f"GOPS {n} level {k}/{n}")
             level = indexer.level(k)
             out = np.empty(indexer.shape(k))
@@ -389,7 +395,8 @@ def solve(
             for job in as_completed(jobs):
                 bar.update(job.result())
             levels.append(_save_level(folder, k, out, n) if folder is not None else out)
-    return GopsSolution(n, levels)
+            seconds[k] = time.perf_counter() - started
+    return GopsSolution(n, levels, seconds)
 
 
 from hiddenhand.solvers.gops_best_response import best_response_value, exploitability  # noqa: E402

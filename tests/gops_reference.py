@@ -1,0 +1,52 @@
+"""Independent references for the Goofspiel solver: HiGHS on every matrix game of a plain
+recursion over unreduced states (no patterns, no symmetry). Used by the tests and by
+``benchmarks/bench_gops.py``."""
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+from scipy.optimize import linprog
+
+
+def highs_value(m):
+    """Value of the matrix game ``m`` for the row player, by scipy's HiGHS."""
+    rows, cols = m.shape
+    res = linprog(
+        np.r_[np.zeros(rows), -1.0],
+        A_ub=np.c_[-m.T, np.ones(cols)],
+        b_ub=np.zeros(cols),
+        A_eq=np.r_[np.ones(rows), 0.0][None],
+        b_eq=[1.0],
+        bounds=[(0, None)] * rows + [(None, None)],
+        method="highs",
+    )
+    assert res.status == 0
+    return -res.fun
+
+
+def plain_values(n):
+    """Every state's value by direct recursion over (hand A, hand B, prizes), no reduction."""
+
+    @lru_cache(maxsize=None)
+    def value(a, b, p):
+        if not a:
+            return 0.0
+        total = 0.0
+        for u in p:
+            rest = tuple(c for c in p if c != u)
+            m = np.array(
+                [[((x > y) - (x < y)) * u + value(tuple(c for c in a if c != x), tuple(c for c in b if c != y), rest)
+                  for y in b] for x in a]
+            )
+            total += m[0, 0] if m.size == 1 else highs_value(m)
+        return total / len(p)
+
+    cards = range(1, n + 1)
+    return {
+        (a, b, p): value(a, b, p)
+        for k in range(n + 1)
+        for a in itertools.combinations(cards, k)
+        for b in itertools.combinations(cards, k)
+        for p in itertools.combinations(cards, k)
+    }
