@@ -5,16 +5,14 @@ seeded generator. Rule-based agents sit beside learned ones, as in RLCard.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable
-
-import numpy as np
 
 from hiddenhand.agents.base import Agent, RandomAgent
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.agents.policy_agent import PolicyAgent
+from hiddenhand.files import load_npz
 
 def _check_equilibrium_game(params: dict) -> None:
     """Refuse a Goofspiel configuration other than the one the exact solver solves."""
@@ -97,10 +95,10 @@ def _is_gops_solution(path: Path) -> bool:
     if path.suffix != ".npz" or not path.is_file():
         return False
     try:
-        with np.load(path) as data:
-            return "num_cards" in json.loads(str(data["meta"])) and "level_0" in data.files
-    except Exception:
+        meta, _ = load_npz(path, "solution")
+    except ValueError:
         return False
+    return "num_cards" in meta
 
 
 __all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "HEURISTICS", "PolicyAgent", "RandomAgent", "load_agent", "make_agent"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation
-from hiddenhand.files import atomic_write
+from hiddenhand.files import atomic_write, load_npz
 
 FILE_NAME = "policy.npz"
 
@@ -76,14 +76,10 @@ class PolicyAgent(Agent):
     def load(cls, path: str | os.PathLike, seed: int | None = None) -> "PolicyAgent":
         """Read a table written by :meth:`save` (a file, or a directory holding ``policy.npz``)."""
         path = _file(path)
-        if not path.exists():
-            raise FileNotFoundError(f"no saved policy at {path}")
-        try:
-            with np.load(path) as data:
-                meta = json.loads(str(data["meta"]))
-                keys, probs = data["observations"], data["probabilities"]
-        except Exception as err:  # a truncated or foreign file: say which
-            raise ValueError(f"{path} is not a readable hiddenhand policy file: {err}") from err
+        meta, arrays = load_npz(path, "hiddenhand policy file")
+        if "game" not in meta or "observations" not in arrays:
+            raise ValueError(f"{path} is not a hiddenhand policy file (it holds {sorted(arrays)})")
+        keys, probs = arrays["observations"], arrays["probabilities"]
         table = {_key(k): p for k, p in zip(keys, probs)}
         return cls(meta["game"], meta["params"], table, seed=seed)
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
+
+import numpy as np
 
 
 @contextlib.contextmanager
@@ -29,6 +32,22 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def load_npz(path: str | os.PathLike, what: str) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of an ``.npz`` this package wrote (a JSON ``meta`` entry beside the
+    arrays). A missing file raises ``FileNotFoundError``; a truncated, corrupt or foreign
+    one ``ValueError`` naming ``what`` was expected."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no {what} at {path}")
+    try:
+        with np.load(path) as data:
+            meta = json.loads(str(data["meta"]))
+            arrays = {name: data[name] for name in data.files if name != "meta"}
+    except Exception as err:  # zip, pickle, JSON or key errors: all mean a damaged file
+        raise ValueError(f"{path} is truncated, corrupt or not a {what}: {err}") from err
+    return meta, arrays
 
 
 def _umask() -> int:

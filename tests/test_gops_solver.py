@@ -122,7 +122,7 @@ def test_save_load_and_damaged_files(solutions, tmp_path):
         GopsSolution.load(path, num_cards=7)
     data = path.read_bytes()
     (tmp_path / "short.npz").write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="truncated or corrupt"):
+    with pytest.raises(ValueError, match="truncated, corrupt"):
         GopsSolution.load(tmp_path / "short.npz")
     flipped = bytearray(data)
     flipped[len(data) // 2] ^= 0xFF  # one byte inside a level's data

@@ -192,7 +192,7 @@ def test_policy_agent_round_trip(tmp_path):
     with pytest.raises(ValueError, match="is not in the policy's table"):
         loaded.policy(GoofspielRules(num_cards=4, reveal_bids=False).new_initial_state().observation(0) | {})
     saved.write_bytes(saved.read_bytes()[:100])
-    with pytest.raises(ValueError, match="is not a readable hiddenhand policy file"):
+    with pytest.raises(ValueError, match="is truncated, corrupt or not a hiddenhand policy file"):
         PolicyAgent.load(saved)
 
 

@@ -30,7 +30,6 @@ import itertools
 import json
 import os
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from math import comb
@@ -41,7 +40,7 @@ import numpy as np
 from numba import njit
 from tqdm.auto import tqdm
 
-from hiddenhand.files import atomic_write
+from hiddenhand.files import atomic_write, load_npz
 from hiddenhand.solvers.matrix_game import game_value, solve_game
 from hiddenhand.validation import check_int
 
@@ -271,15 +270,11 @@ class GopsSolution:
     def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> "GopsSolution":
         """Read a file written by :meth:`save`; a truncated, corrupt or mismatched file is
         reported as such (``ValueError``)."""
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"no Goofspiel solution at {path}")
+        meta, arrays = load_npz(path, "Goofspiel solution file")
         try:
-            with np.load(path) as data:
-                meta = json.loads(str(data["meta"]))
-                levels = [data[f"level_{k}"] for k in range(meta["num_cards"] + 1)]
-        except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError) as err:
-            raise ValueError(f"{path} is truncated or corrupt (not a readable solution file): {err}") from err
+            levels = [arrays[f"level_{k}"] for k in range(meta["num_cards"] + 1)]
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"{path} is truncated, corrupt or not a Goofspiel solution file: missing {err}") from err
         if meta.get("format") != FORMAT_VERSION:
             raise ValueError(f"{path} has format {meta.get('format')}, this version reads {FORMAT_VERSION}")
         n = meta["num_cards"]
