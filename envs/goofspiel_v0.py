@@ -48,8 +48,9 @@ A bad argument raises `ValueError` naming the value and what is allowed.
 Action `i` bids the card `i + 1`. The action mask marks the cards in hand while the
 player's bid for the current round is still due, and is all zeros otherwise. In `raw_env`
 an illegal action raises `hiddenhand.core.IllegalActionError` (a `ValueError`) naming the
-legal actions; `env()` follows PettingZoo's convention for illegal moves
-(`TerminateIllegalWrapper`): the game ends, the offender is paid the worst return the
+legal actions; `env()` follows PettingZoo's convention for illegal moves (what its
+`TerminateIllegalWrapper` does, done inside the env for speed): the game ends, the
+offender is paid the worst return the
 scoring allows (-91 for 13 cards and point difference, -1 for win/loss, 0 for total
 points) and everyone else 0.
 
