@@ -50,9 +50,8 @@ player's bid for the current round is still due, and is all zeros otherwise. In 
 an illegal action raises `hiddenhand.core.IllegalActionError` (a `ValueError`) naming the
 legal actions; `env()` follows PettingZoo's convention for illegal moves (what its
 `TerminateIllegalWrapper` does, done inside the env for speed): the game ends, the
-offender is paid the worst return the
-scoring allows (-91 for 13 cards and point difference, -1 for win/loss, 0 for total
-points) and everyone else 0.
+offender is paid the worst return the scoring allows (-91 for 13 cards and point
+difference, -1 for win/loss, 0 for total points) and everyone else 0.
 
 ## Rewards
 
