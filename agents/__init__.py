@@ -11,8 +11,10 @@ from typing import Callable
 from hiddenhand.agents.base import Agent, RandomAgent
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.agents.policy_agent import FILE_NAME as POLICY_FILE
 from hiddenhand.agents.policy_agent import PolicyAgent
-from hiddenhand.files import load_npz
+from hiddenhand.files import read_npz_meta
 
 def _check_equilibrium_game(params: dict) -> None:
     """Refuse a Goofspiel configuration other than the one the exact solver solves."""
@@ -26,7 +28,7 @@ def _goofspiel_equilibrium(params: dict, seed: int | None = None) -> Agent:
     from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 
     _check_equilibrium_game(params)
-    cards = params.get("num_cards", 13)
+    cards = params.get("num_cards", GoofspielRules.param_defaults()["num_cards"])
     if cards > IN_PROCESS_SOLVE_LIMIT:
         raise ValueError(
             f"solving {cards} cards takes long: run `hiddenhand solve goofspiel --cards {cards} --out gops{cards}.npz` "
@@ -71,17 +73,18 @@ def load_agent(game: str, spec: str, params: dict | None = None, seed: int | Non
     made for exactly that configuration of ``game``."""
     if spec in AGENTS.get(game, {}):
         return make_agent(game, spec, params, seed)
-    if not Path(spec).exists():
+    if not Path(spec).exists() or (Path(spec).is_dir() and not (Path(spec) / POLICY_FILE).exists()):
         names = ", ".join(AGENTS.get(game, {}))
         raise ValueError(f"{spec!r} is neither an agent ({names}) nor a saved policy or solution")
     if game == "goofspiel" and _is_gops_solution(Path(spec)):
         from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
         from hiddenhand.solvers.gops import GopsSolution
 
-        solution = GopsSolution.load(spec)
         _check_equilibrium_game(params or {})
-        if params is not None and params.get("num_cards", solution.num_cards) != solution.num_cards:
-            raise ValueError(f"{spec} solves {solution.num_cards} cards; the game has {params['num_cards']}")
+        cards = read_npz_meta(spec)["num_cards"]
+        if params is not None and params.get("num_cards", cards) != cards:
+            raise ValueError(f"{spec} solves {cards} cards; the game has {params['num_cards']}")
+        solution = GopsSolution.load(spec)
         return GopsEquilibriumAgent(solution.num_cards, solution=solution, seed=seed)
     agent = PolicyAgent.load(spec, seed=seed)
     if agent.game != game or (params is not None and agent.params != params):
@@ -95,10 +98,9 @@ def _is_gops_solution(path: Path) -> bool:
     if path.suffix != ".npz" or not path.is_file():
         return False
     try:
-        meta, _ = load_npz(path, "solution")
+        return "num_cards" in read_npz_meta(path)
     except ValueError:
         return False
-    return "num_cards" in meta
 
 
 __all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "HEURISTICS", "PolicyAgent", "RandomAgent", "load_agent", "make_agent"]

@@ -180,7 +180,7 @@ class GoofspielRules(Rules):
     def parse_action(self, text: str, state: State, player: int) -> int:
         """A card typed as its number or as A, J, Q, K."""
         word = text.strip().lower()
-        card = FACE_NAMES.get(word) or (int(word) if word.isdigit() else None)
+        card = FACE_NAMES.get(word) or (int(word) if word.isdecimal() else None)
         hand = [a + 1 for a in state.legal_actions(player)]
         if card is None:
             raise ValueError(f"{text.strip()!r} is not a card; type a number from your hand: {hand}")
@@ -286,7 +286,7 @@ class GoofspielState(State):
 
     def render(self, viewer: int | None = None) -> str:
         rules = self.rules
-        name = (lambda p: "you" if p == viewer else f"player_{p}")
+        name = _namer(viewer)
         lines = []
         done = len(self.history)
         if self.prize is not None:
@@ -374,7 +374,7 @@ class GoofspielState(State):
 
     def _round_text(self, record: RoundRecord, viewer: int | None, words: bool = False) -> str:
         """One finished round as ``viewer`` knows it (all bids, or only their own when hidden)."""
-        name = (lambda p: "you" if p == viewer else f"player_{p}")
+        name = _namer(viewer)
         if viewer is None or self.rules.reveal_bids:
             shown = range(len(record.bids))
         else:
@@ -390,6 +390,11 @@ class GoofspielState(State):
             else f"{name(record.winner)} {'take' if record.winner == viewer else 'takes'} {record.prize}♦"
         )
         return f"prize {record.prize}♦: {bids}; {outcome}"
+
+
+def _namer(viewer: int | None):
+    """How the table names a player to ``viewer``: "you", or ``player_k``."""
+    return lambda p: "you" if p == viewer else f"player_{p}"
 
 
 def scores_to_returns(points: list[int], scoring: str) -> list[float]:

@@ -29,7 +29,7 @@ the round (OpenSpiel's `imp_info=True`).
                      scoring="point_difference", reveal_bids=True, render_mode=None)
 
 - `num_cards` (1 to 13): cards per hand and in the prize deck. With 1 card the only round
-  plays itself, so the episode is over at reset.
+  plays itself, so the AEC episode is over at reset (and `parallel_env` refuses it).
 - `num_players` (2 to 6).
 - `prize_order`: `"random"` (shuffled by the env's seeded generator, one card per round),
   `"ascending"` or `"descending"` (known in advance).

@@ -5,7 +5,7 @@ Importing the package registers every environment with PettingZoo
 """
 
 from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, Rules, State
-from hiddenhand import envs  # noqa: E402  (registers the environments)
+from hiddenhand import envs  # registers the environments
 
 __version__ = "0.1.0"
 __all__ = ["CHANCE", "TERMINAL", "IllegalActionError", "Rules", "State", "envs"]

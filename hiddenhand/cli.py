@@ -13,15 +13,16 @@ from typing import Any, Sequence
 
 from hiddenhand.agents import AGENTS, HEURISTICS, load_agent
 from hiddenhand.envs import ENV_MODULES
-from hiddenhand.envs.goofspiel import PRIZE_ORDERS, SCORINGS
+from hiddenhand.envs.goofspiel import PRIZE_ORDERS, SCORINGS, GoofspielRules
 from hiddenhand.training.cfr import ALGORITHMS
 
+_GOOFSPIEL = GoofspielRules.param_defaults()
 GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "goofspiel": [
-        ("--cards", dict(dest="num_cards", type=int, default=13, help="cards per hand and in the prize deck, 1 to 13 (default 13)")),
-        ("--players", dict(dest="num_players", type=int, default=2, help="number of players, 2 to 6 (default 2)")),
-        ("--prize-order", dict(dest="prize_order", choices=PRIZE_ORDERS, default="random", help="order in which prizes are turned (default random)")),
-        ("--scoring", dict(dest="scoring", choices=SCORINGS, default="point_difference", help="returns: own points minus the others' mean, +1/-1 for most points, or own points (default point_difference)")),
+        ("--cards", dict(dest="num_cards", type=int, default=_GOOFSPIEL["num_cards"], help="cards per hand and in the prize deck, 1 to 13 (default %(default)s)")),
+        ("--players", dict(dest="num_players", type=int, default=_GOOFSPIEL["num_players"], help="number of players, 2 to 6 (default %(default)s)")),
+        ("--prize-order", dict(dest="prize_order", choices=PRIZE_ORDERS, default=_GOOFSPIEL["prize_order"], help="order in which prizes are turned (default %(default)s)")),
+        ("--scoring", dict(dest="scoring", choices=SCORINGS, default=_GOOFSPIEL["scoring"], help="returns: own points minus the others' mean, +1/-1 for most points, or own points (default %(default)s)")),
         ("--hidden-bids", dict(dest="reveal_bids", action="store_false", help="reveal only who won each round, not the bids (OpenSpiel's imp_info)")),
     ],
 }
@@ -201,17 +202,18 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         raise ValueError(f"tournaments are two-player matches; --players={rules.num_players} is not supported here")
     if args.games < 1:
         raise ValueError(f"--games={args.games} must be at least 1")
-    names = [n.strip() for n in args.agents.split(",") if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in args.agents.split(",") if n.strip()))
     if len(names) < 2:
-        raise ValueError(f"--agents={args.agents!r} names fewer than two agents")
+        raise ValueError(f"--agents={args.agents!r} names fewer than two different agents")
     agents = {name: load_agent(args.game, name, rules.params) for name in names}
     table = round_robin(rules, agents, args.games, seed=args.seed)
     print(f"{rules!r}: mean return of the row agent against the column agent, ± 95% interval, {args.games} games each")
-    width = max(18, *map(len, names))
-    print("".ljust(8) + "".join(n.rjust(width) for n in names))
+    width = max(18, *(len(n) + 2 for n in names))
+    label = max(map(len, names)) + 1
+    print("".ljust(label) + "".join(n.rjust(width) for n in names))
     for a in names:
         cells = ["—" if a == b else f"{table[a, b].mean:+.2f} ± {table[a, b].ci95:.2f}" for b in names]
-        print(a.ljust(8) + "".join(c.rjust(width) for c in cells))
+        print(a.ljust(label) + "".join(c.rjust(width) for c in cells))
     return 0
 
 
@@ -221,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = {"play": _cmd_play, "tournament": _cmd_tournament, "train": _cmd_train, "solve": _cmd_solve}[args.command]
     try:
         return handler(args)
-    except ValueError as err:
+    except (ValueError, OSError) as err:  # bad input or an unusable path: one clear line
         parser.exit(2, f"hiddenhand: error: {err}\n")
 
 

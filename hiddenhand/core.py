@@ -4,9 +4,9 @@ A game is a :class:`Rules` object (immutable configuration, validated on constru
 that makes :class:`State` objects. States are sequential with explicit chance: a
 simultaneous move (a Goofspiel bid) is a run of consecutive turns whose actions stay
 hidden from the other players until the reveal, which is what the information states
-encode. The PettingZoo environments, the OpenSpiel adapter, the Gymnasium face and the
-terminal game are written once over this protocol, so a new game gets all of them by
-implementing it.
+encode. The PettingZoo environments, the OpenSpiel adapter and the terminal game (and,
+to come, a Gymnasium face) are written once over this protocol, so a new game gets all
+of them by implementing it.
 
 Player ids follow OpenSpiel's conventions, so the adapter passes them through unchanged.
 """
@@ -132,7 +132,7 @@ class Rules(abc.ABC):
         for action in legal:
             if state.action_to_string(player, action).lower() == text.lower():
                 return action
-        if text.isdigit() and int(text) in legal:
+        if text.isdecimal() and int(text) in legal:
             return int(text)
         choices = ", ".join(state.action_to_string(player, a) for a in legal)
         raise ValueError(f"{text!r} is not a legal move; choose one of: {choices}")

@@ -50,6 +50,16 @@ def load_npz(path: str | os.PathLike, what: str) -> tuple[dict, dict]:
     return meta, arrays
 
 
+def read_npz_meta(path: str | os.PathLike) -> dict:
+    """Only the JSON ``meta`` of such a file (the arrays stay on disk); ``ValueError`` if
+    it has none or cannot be read."""
+    try:
+        with np.load(path) as data:
+            return json.loads(str(data["meta"]))
+    except Exception as err:
+        raise ValueError(f"{path} is not a readable hiddenhand file: {err}") from err
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

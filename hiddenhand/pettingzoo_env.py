@@ -171,5 +171,14 @@ def env_factories(raw_env: Callable[..., RulesAECEnv]) -> tuple[Callable[..., AE
     def env(**kwargs: Any) -> AECEnv:
         return _OrderEnforcing(raw_env(illegal_action="terminate", **kwargs))
 
+    def parallel_env(**kwargs: Any) -> Any:
+        par = parallel_wrapper_fn(env)(**kwargs)
+        if par.aec_env.unwrapped.rules.max_game_length == 0:
+            # PettingZoo's AEC-to-Parallel conversion cannot end an episode that is over
+            # before anyone moves.
+            raise ValueError(f"{par.aec_env.unwrapped.rules!r} has no decision; use the AEC env")
+        return par
+
     env.__doc__ = f"The AEC environment of {raw_env.metadata['name']} with PettingZoo's conventions (see the module docstring)."
-    return env, parallel_wrapper_fn(env)
+    parallel_env.__doc__ = f"The Parallel environment of {raw_env.metadata['name']} (every player bids each round)."
+    return env, parallel_env

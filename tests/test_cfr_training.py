@@ -3,7 +3,6 @@
 import csv
 import json
 
-import pyspiel
 import pytest
 
 import hiddenhand.openspiel as ho

@@ -114,11 +114,20 @@ def test_illegal_actions_name_the_legal_ones():
         ({"prize_order": "shuffled"}, r"prize_order='shuffled' is not allowed; choose one of: 'random', 'ascending', 'descending'"),
         ({"scoring": "points"}, r"scoring='points'.*'point_difference', 'win_loss', 'total_points'"),
         ({"reveal_bids": "yes"}, r"reveal_bids='yes' is not a boolean"),
+        ({"num_cards": float("inf")}, r"num_cards=inf is not an integer"),
+        ({"num_cards": float("nan")}, r"num_cards=nan is not an integer"),
+        ({"num_cards": True}, r"num_cards=True is not an integer"),
     ],
 )
 def test_bad_configuration(kwargs, message):
     with pytest.raises(ValueError, match=message):
         GoofspielRules(**kwargs)
+
+
+def test_numpy_scalars_are_accepted():
+    rules = GoofspielRules(num_cards=np.int64(4), num_players=np.int32(3), reveal_bids=np.False_)
+    assert rules.params["num_cards"] == 4 and type(rules.params["num_cards"]) is int
+    assert rules.params["reveal_bids"] is False
 
 
 def test_hidden_bids_hide_the_opponents_cards_but_not_the_winner():

@@ -2,6 +2,7 @@
 table, a plain recursion with HiGHS over unreduced states, OpenSpiel's best response."""
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pyspiel
@@ -17,7 +18,7 @@ from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns
 from hiddenhand.solvers.matrix_game import solve_game
 from gops_reference import highs_value, plain_values
 
-REFERENCE = "../shared/reference/gops_first_move_n5.csv"
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gops_first_move_n5.csv"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """The OpenSpiel adapter: the same game as OpenSpiel's own goofspiel, OpenSpiel's Python
 and C++ algorithms on it, and policies crossing between agents and OpenSpiel."""
 
-import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python import policy as policy_lib

@@ -37,6 +37,14 @@ def test_pettingzoo_api(kwargs):
     parallel_api_test(goofspiel_v0.parallel_env(**kwargs), num_cycles=200)
 
 
+def test_a_game_without_decisions():
+    env = goofspiel_v0.env(num_cards=1)
+    env.reset(seed=0)
+    assert all(env.terminations.values())
+    with pytest.raises(ValueError, match="has no decision; use the AEC env"):
+        goofspiel_v0.parallel_env(num_cards=1)
+
+
 def test_registry():
     aec = pettingzoo.make("aec", "hiddenhand/goofspiel-v0", num_cards=5)
     par = pettingzoo.make("parallel", "hiddenhand/goofspiel-v0", num_cards=5, num_players=3)

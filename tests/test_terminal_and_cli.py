@@ -78,6 +78,9 @@ def test_tournament_command(capsys):
         (["tournament", "goofspiel", "--agents", "random,wizard"], "'wizard' is neither an agent (random, easy, medium, hard, equilibrium) nor a saved policy"),
         (["tournament", "goofspiel", "--games", "0"], "--games=0 must be at least 1"),
         (["play", "goofspiel", "--seat", "2"], "seat=2 is out of range; allowed: 0 to 1"),
+        (["tournament", "goofspiel", "--agents", "random,/"], "'/' is neither an agent"),
+        (["tournament", "goofspiel", "--agents", "easy,easy"], "fewer than two different agents"),
+        (["train", "cfr", "--cards", "1", "--out", "/nonexistent/x"], "has no decision to learn"),
     ],
 )
 def test_cli_errors_are_one_clear_line(argv, message, capsys):
@@ -103,6 +106,8 @@ def test_matches_repeat_with_a_seed_and_rotate_seats():
     assert np.array_equal(a, b)
     assert np.allclose(a.sum(axis=1), 0.0)
     # The same agent in both seats: by symmetry of the rules the mean is near zero.
+    with pytest.raises(ValueError, match="games=0 must be at least 1"):
+        play_games(rules, [RandomAgent(), RandomAgent()], 0)
     mirror = head_to_head(rules, RandomAgent(), RandomAgent(), games=400, seed=1)
     assert abs(mirror.mean) < 3 * mirror.ci95 + 1e-9
     assert mirror.wins + mirror.draws + mirror.losses == 400

@@ -86,6 +86,8 @@ def train_cfr(
         raise ValueError(f"iterations={iterations} and eval_every={eval_every} must both be at least 1")
     if rules.num_players != 2 or not rules.zero_sum:
         raise ValueError(f"CFR here measures NashConv of two-player zero-sum games; {rules!r} is not one")
+    if rules.max_game_length == 0:
+        raise ValueError(f"{rules!r} has no decision to learn")
     out = Path(out_dir)
     game = HiddenhandGame(rules)
     tree = cached_tree(game)

@@ -41,6 +41,8 @@ def play_games(
 
     The agents' generators are reseeded from ``seed``, so a match repeats exactly.
     """
+    if games < 1:
+        raise ValueError(f"games={games} must be at least 1")
     num = rules.num_players
     seeds = np.random.SeedSequence(seed).spawn(num + 1)
     for agent, s in zip(agents, seeds[1:]):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import itertools
 import json
 import os
@@ -41,6 +40,7 @@ from numba import njit
 from tqdm.auto import tqdm
 
 from hiddenhand.files import atomic_write, load_npz
+from hiddenhand.solvers.gops_best_response import best_response_value, exploitability
 from hiddenhand.solvers.matrix_game import game_value, solve_game
 from hiddenhand.validation import check_int
 
@@ -102,7 +102,6 @@ class _Level:
     """Index tables of one level (hand size k) for the compiled kernel."""
 
     patterns: dict[tuple[int, ...], int]
-    prizes: dict[tuple[int, ...], int]
     win: np.ndarray  # (patterns, k, k) int8: +1 when A's i-th card beats B's j-th
     child: np.ndarray  # (patterns, k, k) int32: pattern index one level down
     prize_values: np.ndarray  # (prize sets, k) float64
@@ -149,7 +148,7 @@ class Indexer:
         prize_child = np.array(
             [[prizes_below[s[:i] + s[i + 1 :]] for i in range(k)] for s in prizes], dtype=np.int32
         ).reshape(len(prizes), k)
-        level = _Level(patterns, prizes, win, child, values, prize_child)
+        level = _Level(patterns, win, child, values, prize_child)
         self._levels[k] = level
         return level
 
@@ -193,6 +192,7 @@ class GopsSolution:
         self.level_seconds = dict(level_seconds or {})
         """Wall-clock seconds each level took in the solve that made this object (index
         tables included); levels resumed from a checkpoint are absent."""
+        self._strategy_by_rank = functools.lru_cache(maxsize=200_000)(self._strategy_by_rank)
 
     # ------------------------------------------------------------------ queries
     def _check(self, hand_a, hand_b, prizes) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -225,10 +225,10 @@ class GopsSolution:
         x, y = self._strategy_by_rank(pattern_of(a, b), p, upcard)
         return _distribution(a, x), _distribution(b, y)
 
-    @functools.lru_cache(maxsize=200_000)
     def _strategy_by_rank(self, pattern: tuple[int, ...], prizes: tuple[int, ...], upcard: int):
         """Both players' equilibrium bids by the rank of the card in their hand: the same
-        for every pair of hands with this interleaving pattern, hence cached by it."""
+        for every pair of hands with this interleaving pattern, hence cached by it (per
+        solution, in ``__init__``)."""
         a_pos, b_pos = _positions(pattern)
         k = len(a_pos)
         rest = tuple(c for c in prizes if c != upcard)
@@ -393,7 +393,5 @@ def solve(
             seconds[k] = time.perf_counter() - started
     return GopsSolution(n, levels, seconds)
 
-
-from hiddenhand.solvers.gops_best_response import best_response_value, exploitability  # noqa: E402
 
 __all__ = ["GopsSolution", "Indexer", "best_response_value", "exploitability", "level_patterns", "pattern_of", "solve"]
