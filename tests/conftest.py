@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.envs.goofspiel import GoofspielRules
 
 
@@ -16,6 +17,16 @@ def play_out(state, bids_by_round, prizes=None):
         for card in bids:
             state.apply(card - 1)
     return state
+
+
+def decisions(state, rng):
+    """Yield ``state`` at each decision until the game ends, drawing chance with ``rng``;
+    the caller applies the player's action before asking for the next one."""
+    while not state.is_terminal():
+        if state.current_player() == CHANCE:
+            state.apply(sample_chance(state, rng))
+        else:
+            yield state
 
 
 @pytest.fixture

@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 
-from conftest import play_out
+from conftest import decisions, play_out
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, make_agent
-from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.training import head_to_head
 
@@ -102,13 +101,8 @@ def test_policies_are_distributions_on_legal_actions(level, kwargs, rng):
     rules = GoofspielRules(**kwargs)
     agent = GoofspielHeuristic(level, seed=1)
     for _ in range(60):
-        state = rules.new_initial_state()
-        while not state.is_terminal():
-            p = state.current_player()
-            if p == CHANCE:
-                state.apply(sample_chance(state, rng))
-                continue
-            obs = state.observation(p)
+        for state in decisions(rules.new_initial_state(), rng):
+            obs = state.observation(state.current_player())
             probs = agent.policy(obs)
             assert probs.shape == (rules.num_cards,)
             assert (probs >= 0).all() and probs.sum() == pytest.approx(1.0)

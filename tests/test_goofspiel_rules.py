@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from conftest import play_out
-from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, sample_chance
+from conftest import decisions, play_out
+from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError
 from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, scores_to_returns
 
 
@@ -184,19 +184,16 @@ def test_invariants_under_random_play(players, reveal, rng):
     rules = GoofspielRules(num_cards=n, num_players=players, reveal_bids=reveal)
     for _ in range(500):
         state = rules.new_initial_state()
-        decisions = 0
-        while not state.is_terminal():
+        count = 0
+        for state in decisions(state, rng):
             p = state.current_player()
-            if p == CHANCE:
-                state.apply(sample_chance(state, rng))
-                continue
             mask = state.action_mask(p)
             assert mask.tolist() == [int(a in state.legal_actions(p)) for a in range(n)]
             for q in range(players):  # players who already bid this round have no moves
                 assert bool(state.legal_actions(q)) == (q >= p)
             state.apply(int(rng.choice(state.legal_actions())))
-            decisions += 1
-        assert decisions == (n - 1) * players
+            count += 1
+        assert count == (n - 1) * players
         bids = np.array([r.bids for r in state.history])
         for q in range(players):  # each card played exactly once
             assert sorted(bids[:, q]) == list(range(1, n + 1))
