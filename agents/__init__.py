@@ -12,8 +12,7 @@ from hiddenhand.agents.base import Agent, RandomAgent
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.envs.goofspiel import GoofspielRules
-from hiddenhand.agents.policy_agent import FILE_NAME as POLICY_FILE
-from hiddenhand.agents.policy_agent import PolicyAgent
+from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
 from hiddenhand.files import read_npz_meta
 
 def _check_equilibrium_game(params: dict) -> None:
@@ -73,7 +72,7 @@ def load_agent(game: str, spec: str, params: dict | None = None, seed: int | Non
     made for exactly that configuration of ``game``."""
     if spec in AGENTS.get(game, {}):
         return make_agent(game, spec, params, seed)
-    if not Path(spec).exists() or (Path(spec).is_dir() and not (Path(spec) / POLICY_FILE).exists()):
+    if not Path(spec).exists() or not policy_file(spec).exists():
         names = ", ".join(AGENTS.get(game, {}))
         raise ValueError(f"{spec!r} is neither an agent ({names}) nor a saved policy or solution")
     if game == "goofspiel" and _is_gops_solution(Path(spec)):

@@ -64,7 +64,7 @@ class PolicyAgent(Agent):
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the table to ``path`` (a directory gets ``policy.npz`` inside), atomically."""
-        path = _file(path)
+        path = policy_file(path)
         keys = np.stack([np.frombuffer(k, dtype=np.float32) for k in self.table])
         probs = np.stack(list(self.table.values()))
         meta = json.dumps({"game": self.game, "params": self.params})
@@ -75,7 +75,7 @@ class PolicyAgent(Agent):
     @classmethod
     def load(cls, path: str | os.PathLike, seed: int | None = None) -> "PolicyAgent":
         """Read a table written by :meth:`save` (a file, or a directory holding ``policy.npz``)."""
-        path = _file(path)
+        path = policy_file(path)
         meta, arrays = load_npz(path, "hiddenhand policy file")
         if "game" not in meta or "observations" not in arrays:
             raise ValueError(f"{path} is not a hiddenhand policy file (it holds {sorted(arrays)})")
@@ -91,6 +91,8 @@ def _key(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
-def _file(path: str | os.PathLike) -> Path:
+def policy_file(path: str | os.PathLike) -> Path:
+    """Where a policy saved at ``path`` lives: ``policy.npz`` inside a directory (or inside
+    a path that does not exist yet and has no ``.npz`` suffix), else ``path`` itself."""
     path = Path(path)
-    return path / FILE_NAME if path.is_dir() or path.suffix != ".npz" else path
+    return path / FILE_NAME if path.is_dir() or (not path.exists() and path.suffix != ".npz") else path
