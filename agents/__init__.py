@@ -13,7 +13,10 @@ from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
+from hiddenhand.agents.spoof import SpoofEquilibriumAgent, SpoofHeuristic
+from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.files import read_npz_meta
+
 
 def _check_equilibrium_game(params: dict) -> None:
     """Refuse a Goofspiel configuration other than the one the exact solver solves."""
@@ -36,6 +39,13 @@ def _goofspiel_equilibrium(params: dict, seed: int | None = None) -> Agent:
     return GopsEquilibriumAgent(cards, seed=seed)
 
 
+def _spoof_equilibrium(params: dict, seed: int | None = None) -> Agent:
+    from hiddenhand.solvers.spoof import cached_solution
+
+    rules = SpoofRules(**params)
+    return SpoofEquilibriumAgent(cached_solution(rules.max_hold), rules, seed=seed)
+
+
 IN_PROCESS_SOLVE_LIMIT = 10
 """The equilibrium agent solves up to this many cards when it is created (seconds)."""
 
@@ -48,11 +58,16 @@ AGENTS: dict[str, dict[str, Callable[..., Agent]]] = {
         },
         "equilibrium": _goofspiel_equilibrium,
     },
+    "spoof": {
+        "random": lambda params, seed=None: RandomAgent(seed=seed),
+        "heuristic": lambda params, seed=None: SpoofHeuristic(SpoofRules(**params), seed=seed),
+        "equilibrium": _spoof_equilibrium,
+    },
 }
 """Game name -> agent name -> factory taking the game's keyword arguments and ``seed``:
 the agents the command line can field by name."""
 
-HEURISTICS = {"goofspiel": ["random", *GOOFSPIEL_LEVELS]}
+HEURISTICS = {"goofspiel": ["random", *GOOFSPIEL_LEVELS], "spoof": ["random", "heuristic"]}
 """The rule-based agents of each game (a tournament's default field)."""
 
 
@@ -86,11 +101,19 @@ def load_agent(game: str, spec: str, params: dict | None = None, seed: int | Non
         solution = GopsSolution.load(spec)
         return GopsEquilibriumAgent(solution.num_cards, solution=solution, seed=seed)
     agent = PolicyAgent.load(spec, seed=seed)
-    if agent.game != game or (params is not None and agent.params != params):
+    if agent.game != game or (params is not None and not _same_game(game, agent.params, params)):
         raise ValueError(
             f"the policy in {spec} was made for {agent.game} with {agent.params}, not {game} with {params}"
         )
     return agent
+
+
+def _same_game(game: str, openspiel_params: dict, params: dict) -> bool:
+    """Whether a saved policy's OpenSpiel parameters describe the game of ``params``."""
+    from hiddenhand.envs import ENV_MODULES
+
+    rules_class = ENV_MODULES[game].raw_env.rules_class
+    return rules_class.from_openspiel(openspiel_params).params == rules_class(**params).params
 
 
 def _is_gops_solution(path: Path) -> bool:
@@ -102,4 +125,15 @@ def _is_gops_solution(path: Path) -> bool:
         return False
 
 
-__all__ = ["AGENTS", "Agent", "GoofspielHeuristic", "HEURISTICS", "PolicyAgent", "RandomAgent", "load_agent", "make_agent"]
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "GoofspielHeuristic",
+    "HEURISTICS",
+    "PolicyAgent",
+    "RandomAgent",
+    "SpoofEquilibriumAgent",
+    "SpoofHeuristic",
+    "load_agent",
+    "make_agent",
+]

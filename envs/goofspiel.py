@@ -137,7 +137,7 @@ class GoofspielRules(Rules):
         self.scoring: str = self.params["scoring"]
         self.reveal_bids: bool = self.params["reveal_bids"]
         self._num_players: int = self.params["num_players"]
-        self.zero_sum = self.scoring != "total_points"
+        self.utility_sum = None if self.scoring == "total_points" else 0.0
         self.layout = ObservationLayout(self.num_cards, self._num_players)
         self.total_prize = self.num_cards * (self.num_cards + 1) // 2
 

@@ -14,9 +14,23 @@ from typing import Any, Sequence
 from hiddenhand.agents import AGENTS, HEURISTICS, load_agent
 from hiddenhand.envs import ENV_MODULES
 from hiddenhand.envs.goofspiel import PRIZE_ORDERS, SCORINGS, GoofspielRules
+from hiddenhand.envs.spoof import OBJECTIVES, SpoofRules
 from hiddenhand.training.cfr import ALGORITHMS
 
 _GOOFSPIEL = GoofspielRules.param_defaults()
+_SPOOF = SpoofRules.param_defaults()
+
+
+def _matches(text: str) -> int | tuple[int, int]:
+    """``--matches``: ``3`` for both players, or ``2,3`` for player_0's and player_1's."""
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count or a pair of counts such as 2,3") from None
+    if len(counts) not in (1, 2):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count or a pair of counts such as 2,3")
+    return counts[0] if len(counts) == 1 else tuple(counts)
+
 GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "goofspiel": [
         ("--cards", dict(dest="num_cards", type=int, default=_GOOFSPIEL["num_cards"], help="cards per hand and in the prize deck, 1 to 13 (default %(default)s)")),
@@ -25,8 +39,17 @@ GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("--scoring", dict(dest="scoring", choices=SCORINGS, default=_GOOFSPIEL["scoring"], help="returns: own points minus the others' mean, +1/-1 for most points, or own points (default %(default)s)")),
         ("--hidden-bids", dict(dest="reveal_bids", action="store_false", help="reveal only who won each round, not the bids (OpenSpiel's imp_info)")),
     ],
+    "spoof": [
+        ("--matches", dict(dest="matches", type=_matches, default=_SPOOF["matches"], help="starting matches, 1 to 9, of both players (3) or of player_0 and player_1 (2,3) (default %(default)s)")),
+        ("--objective", dict(dest="objective", choices=OBJECTIVES, default=_SPOOF["objective"], help="play the whole game (+1/-1) or one round (1 right, 0 opponent right, 0.5 neither) (default %(default)s)")),
+        ("--max-rounds", dict(dest="max_rounds", type=int, default=_SPOOF["max_rounds"], help="stop the game as a draw after this many rounds (default %(default)s)")),
+    ],
 }
 """Per game: the command-line flags of its keyword arguments (``dest`` is the keyword)."""
+
+
+PLAY_OPPONENT = {"goofspiel": "medium", "spoof": "equilibrium"}
+"""The computer player ``hiddenhand play`` fields by default."""
 
 
 def _add_game_parsers(sub: argparse._SubParsersAction, help_fmt: str) -> dict[str, argparse.ArgumentParser]:
@@ -65,10 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     for game, p in _add_game_parsers(play_games, "play {game} against a computer player").items():
         p.add_argument(
             "--opponent",
-            default="medium",
+            default=PLAY_OPPONENT[game],
             help=f"the computer player in every other seat: one of {', '.join(AGENTS[game])}, a directory "
             "(or .npz file) holding a saved policy such as the output of `hiddenhand train cfr`, or a solution "
-            "file of `hiddenhand solve` (default medium)",
+            "file of `hiddenhand solve` (default %(default)s)",
         )
         p.add_argument("--seat", type=int, default=0, help="your seat, 0 = player_0 (default 0)")
         p.add_argument("--seed", type=int, default=None, help="seed for the deal and the computer's choices (default: fresh each run)")
@@ -140,10 +163,107 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint",
         help="directory for completed levels: an interrupted solve resumes from it (use it for 11 cards and more)",
     )
+    spoof = solve_games.add_parser(
+        "spoof",
+        help="two-player Spoof, every round-state, by value iteration over exact round LPs",
+        description="Solve Spoof exactly for every round-state (matches of the first bidder, matches of the "
+        "other) up to MATCHES each, and print the first bidder's probability of winning the game from each, "
+        "then the equilibrium's opening round from MATCHES each. With --objective round: the value of a single "
+        "round (1 right, 0 opponent right, 0.5 neither) instead. Under a second at 3 matches, about a minute at 9.",
+    )
+    spoof.add_argument("--matches", type=int, default=3, help="most matches of either player, 1 to 9 (default 3)")
+    spoof.add_argument("--objective", choices=OBJECTIVES, default="game", help="the whole game or one round (default game)")
+
+    advise = commands.add_parser(
+        "advise",
+        help="expected utility of each choice in a position (spoof: the seed's influence diagrams)",
+        description="Show what each choice is worth, as the seed's influence diagrams do.",
+    )
+    advise_games = advise.add_subparsers(dest="game", required=True, metavar="GAME")
+    adv = advise_games.add_parser(
+        "spoof",
+        help="Spoof: each hand to hold, then each bid",
+        description="The expected utility of each number of matches to hold and, once --hold is given, of each "
+        "bid, (a) against an opponent whose hand is uniformly random (the seed's diagrams: it bids uniformly among "
+        "the totals its hand makes possible) and (b) against the equilibrium opponent. A choice's utility assumes "
+        "you bid as well as possible afterwards. Forbidden choices are marked, the best choice per column starred.",
+    )
+    adv.add_argument("--mine", type=int, required=True, help="your matches left, 1 to 9")
+    adv.add_argument("--theirs", type=int, required=True, help="your opponent's matches left, 1 to 9")
+    adv.add_argument("--seat", choices=("first", "second"), default="first", help="whether you bid first this round (default first)")
+    adv.add_argument("--hold", type=int, help="the matches you hold: show the bids instead of the hands")
+    adv.add_argument("--their-bid", type=int, help="bidding second: the first bid, which yours must differ from")
+    adv.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        default="round",
+        help="round: utilities 1 / 0 / 0.5 as in the diagrams; game: probabilities of winning the whole game, "
+        "against the whole game's equilibrium (default round)",
+    )
     return parser
 
 
+def _cmd_advise(args: argparse.Namespace) -> int:
+    from hiddenhand.spoof_advisor import MODELS, advise
+
+    advice = advise(args.mine, args.theirs, args.seat, args.hold, args.their_bid, args.objective)
+    unit = "utility (1 right, 0 opponent right, 0.5 neither)" if args.objective == "round" else "probability of winning the game"
+    where = f"you {args.mine} matches, opponent {args.theirs}, you bid {args.seat}"
+    if advice.kind == "hold":
+        print(f"Spoof, {where}: expected {unit} of each hand")
+    else:
+        seen = f", their bid {args.their_bid}" if args.their_bid is not None else ""
+        print(f"Spoof, {where}, you hold {args.hold}{seen}: expected {unit} of each bid")
+    headers = {"uniform": "uniform opponent", "equilibrium": "equilibrium opponent"}
+    print(f"{advice.kind:>5}" + "".join(f"{headers[m]:>24}" for m in MODELS))
+    best = {m: advice.best(m) for m in MODELS}
+    for choice, allowed in enumerate(advice.allowed):
+        cells = [
+            f"{advice.utilities[m][choice]:.4f}" + (" *" if choice in best[m] else "  ") if allowed else "forbidden  "
+            for m in MODELS
+        ]
+        print(f"{choice:>5}" + "".join(f"{c:>24}" for c in cells))
+    for note in advice.notes:
+        print(f"note: {note}")
+    return 0
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
+    return _solve_spoof(args) if args.game == "spoof" else _solve_goofspiel(args)
+
+
+def _solve_spoof(args: argparse.Namespace) -> int:
+    from hiddenhand.solvers.spoof import solve, solve_round
+
+    m = args.matches
+    start = time.perf_counter()
+    if args.objective == "round":
+        cells = {(f, s): solve_round(f, s)[0] for f in range(1, m + 1) for s in range(1, m + 1)}
+        print(f"Spoof, one round: value to the first bidder (1 right, 0 opponent right, 0.5 neither), "
+              f"solved in {time.perf_counter() - start:.2f} s")
+        strategy = solve_round(m, m)[1]
+    else:
+        solution = solve(m)
+        cells = {(f, s): solution.first_bidder_win_probability(f, s) for f in range(1, m + 1) for s in range(1, m + 1)}
+        print(f"Spoof: probability that the first bidder wins the game, solved in {time.perf_counter() - start:.2f} s")
+        strategy = solution.strategy(m, m)
+    print("rows: the first bidder's matches; columns: the other player's")
+    print("     " + "".join(f"{s:>8}" for s in range(1, m + 1)))
+    for f in range(1, m + 1):
+        print(f"{f:>4} " + "".join(f"{cells[f, s]:>8.4f}" for s in range(1, m + 1)))
+    print(f"\nOpening round from {m} matches each (an equilibrium; others may exist):")
+    print("first bidder holds:  " + _distribution(strategy.first_hold))
+    print("second bidder holds: " + _distribution(strategy.second_hold))
+    for hold in range(m + 1):
+        print(f"first bidder holding {hold} bids: " + _distribution(strategy.first_bid[hold]))
+    return 0
+
+
+def _distribution(probs) -> str:
+    return ", ".join(f"{k}: {p:.3f}" for k, p in enumerate(probs) if p > 5e-4)
+
+
+def _solve_goofspiel(args: argparse.Namespace) -> int:
     from hiddenhand.solvers.gops import solve
 
     start = time.perf_counter()
@@ -220,7 +340,13 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = {"play": _cmd_play, "tournament": _cmd_tournament, "train": _cmd_train, "solve": _cmd_solve}[args.command]
+    handler = {
+        "play": _cmd_play,
+        "tournament": _cmd_tournament,
+        "train": _cmd_train,
+        "solve": _cmd_solve,
+        "advise": _cmd_advise,
+    }[args.command]
     try:
         return handler(args)
     except (ValueError, OSError) as err:  # bad input or an unusable path: one clear line

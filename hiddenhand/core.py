@@ -42,7 +42,10 @@ class Rules(abc.ABC):
     name: ClassVar[str]
     """Short name: the env id is ``hiddenhand/<name>-v0`` and the OpenSpiel id ``hiddenhand_<name>``."""
 
-    zero_sum: ClassVar[bool] = True
+    utility_sum: float | None = 0.0
+    """What the players' returns add up to in every outcome: 0 for a zero-sum game, another
+    constant for a constant-sum one (Spoof's single round pays 1 in all), ``None`` when the
+    sum varies (general-sum). Instances may set it from their configuration."""
 
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
@@ -88,6 +91,22 @@ class Rules(abc.ABC):
             else:
                 out[key] = text
         return out
+
+    @classmethod
+    def openspiel_parameters(cls) -> dict[str, Any]:
+        """The parameters (and defaults) of the game's OpenSpiel registration. OpenSpiel
+        takes only ints, floats, strings and bools, so a game with an argument of another
+        kind (Spoof's pair of match counts) overrides this and the two methods below."""
+        return cls.param_defaults()
+
+    def to_openspiel(self) -> dict[str, Any]:
+        """This configuration as OpenSpiel parameters (see :meth:`openspiel_parameters`)."""
+        return dict(self.params)
+
+    @classmethod
+    def from_openspiel(cls, params: dict[str, Any]) -> "Rules":
+        """The rules that OpenSpiel parameters describe (see :meth:`openspiel_parameters`)."""
+        return cls(**params)
 
     @property
     @abc.abstractmethod
@@ -202,6 +221,11 @@ class State(abc.ABC):
     def is_terminal(self) -> bool:
         return self.current_player() == TERMINAL
 
+    def is_truncated(self) -> bool:
+        """Whether the game was cut short by a limit (such as ``max_rounds``) rather than
+        ended by its rules; the PettingZoo face reports it as a truncation."""
+        return False
+
     def is_chance_node(self) -> bool:
         return self.current_player() == CHANCE
 
@@ -220,9 +244,10 @@ class State(abc.ABC):
         player = self.current_player()
         who = "chance" if player == CHANCE else f"player {player}"
         labels = ", ".join(f"{a} ({self.action_to_string(player, a)})" for a in legal)
-        return IllegalActionError(
-            f"action {action!r} is illegal for {who} in {self.rules!r}; legal actions: {labels}"
-        )
+        named = f"{action!r}"
+        if player >= 0 and isinstance(action, (int, np.integer)) and 0 <= action < self.rules.num_actions:
+            named += f" ({self.action_to_string(player, int(action))})"
+        return IllegalActionError(f"action {named} is illegal for {who} in {self.rules!r}; legal actions: {labels}")
 
 
 def sample_chance(state: State, rng: np.random.Generator) -> int:

@@ -36,6 +36,13 @@ from hiddenhand.pettingzoo_env import RulesAECEnv
 _PREFIX = "hiddenhand_"
 
 
+def _utility_kind(utility_sum: float | None) -> pyspiel.GameType.Utility:
+    U = pyspiel.GameType.Utility
+    if utility_sum is None:
+        return U.GENERAL_SUM
+    return U.ZERO_SUM if utility_sum == 0 else U.CONSTANT_SUM
+
+
 def _game_type(rules: Rules, rules_class: type[Rules]) -> pyspiel.GameType:
     T = pyspiel.GameType
     return T(
@@ -44,7 +51,7 @@ def _game_type(rules: Rules, rules_class: type[Rules]) -> pyspiel.GameType:
         dynamics=T.Dynamics.SEQUENTIAL,
         chance_mode=T.ChanceMode.EXPLICIT_STOCHASTIC if rules.max_chance_outcomes else T.ChanceMode.DETERMINISTIC,
         information=T.Information.IMPERFECT_INFORMATION,
-        utility=T.Utility.ZERO_SUM if rules.zero_sum else T.Utility.GENERAL_SUM,
+        utility=_utility_kind(rules.utility_sum),
         reward_model=T.RewardModel.TERMINAL,
         max_num_players=rules_class.max_players,
         min_num_players=rules_class.min_players,
@@ -52,7 +59,7 @@ def _game_type(rules: Rules, rules_class: type[Rules]) -> pyspiel.GameType:
         provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification=rules_class.param_defaults(),
+        parameter_specification=rules_class.openspiel_parameters(),
     )
 
 
@@ -64,7 +71,7 @@ def _game_info(rules: Rules) -> pyspiel.GameInfo:
         num_players=rules.num_players,
         min_utility=float(low),
         max_utility=float(high),
-        utility_sum=0.0 if rules.zero_sum else None,
+        utility_sum=rules.utility_sum,
         max_game_length=rules.max_game_length,
     )
 
@@ -73,7 +80,7 @@ class HiddenhandGame(pyspiel.Game):
     """A ``pyspiel.Game`` over one configured :class:`Rules`."""
 
     def __init__(self, rules: Rules) -> None:
-        super().__init__(_game_type(rules, type(rules)), _game_info(rules), dict(rules.params))
+        super().__init__(_game_type(rules, type(rules)), _game_info(rules), rules.to_openspiel())
         self.rules = rules
 
     def new_initial_state(self) -> "HiddenhandState":
@@ -250,7 +257,7 @@ def _game_class(rules_class: type[Rules]) -> type[HiddenhandGame]:
     """
 
     def __init__(self, params: dict | None = None) -> None:
-        HiddenhandGame.__init__(self, rules_class(**(params or {})))
+        HiddenhandGame.__init__(self, rules_class.from_openspiel(params or {}))
 
     return type(f"{rules_class.__name__}Game", (HiddenhandGame,), {"__init__": __init__})
 

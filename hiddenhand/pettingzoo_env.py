@@ -34,7 +34,8 @@ class RulesAECEnv(AECEnv):
     """PettingZoo AEC environment for any game given as :class:`Rules`.
 
     Agents are ``player_0 .. player_{N-1}``. Rewards are the game's returns, paid when it
-    ends. ``render_mode="ansi"`` makes ``render()`` return the full table as text;
+    ends; a game cut short by a limit (``State.is_truncated``) ends in truncations rather
+    than terminations, as Gymnasium's time limits do. ``render_mode="ansi"`` makes ``render()`` return the full table as text;
     ``"human"`` prints it after every move.
 
     ``illegal_action`` says what an illegal action does: ``"raise"`` (the default of
@@ -119,7 +120,8 @@ class RulesAECEnv(AECEnv):
         player = state.current_player()
         if player == TERMINAL:
             self.rewards = dict(zip(self.agents, map(float, state.returns())))
-            self.terminations = {a: True for a in self.agents}
+            ended = self.truncations if state.is_truncated() else self.terminations
+            ended.update(dict.fromkeys(self.agents, True))
             self._accumulate_rewards()
         else:
             self.agent_selection = self.possible_agents[player]

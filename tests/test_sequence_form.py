@@ -25,5 +25,5 @@ def test_goofspiel_through_the_adapter(params):
 
 
 def test_refuses_games_it_cannot_solve():
-    with pytest.raises(ValueError, match="not a two-player zero-sum game"):
+    with pytest.raises(ValueError, match="not a two-player zero-sum or constant-sum game"):
         solve(pyspiel.load_game("hiddenhand_goofspiel(num_cards=3,num_players=3)"))

@@ -11,12 +11,20 @@ pair, and ``E``/``F`` say that each infoset's action sequences carry the weight 
 parent sequence (von Stengel's formulation). The same LP with the roles swapped gives
 player 1's plan. OpenSpiel's own ``sequence_form_lp`` does this with cvxpy; here it is
 sparse and on HiGHS, which is exact to its tolerance and needs nothing beyond scipy.
+
+:class:`SequenceForm` separates the tree from its payoffs: it is built once from any root
+state (a ``pyspiel`` state, or one of our :class:`~hiddenhand.core.State`) with a function
+that says where the tree stops, and then solved for any values of those leaves. That is
+what the stochastic-game solver needs: the same round, re-solved as the values of the
+rounds that follow it converge. Constant-sum games (Spoof's single round) are solved as
+the zero-sum game of half the difference of the returns, which has the same equilibria.
 """
+
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 import pyspiel
@@ -25,58 +33,123 @@ from scipy.optimize import linprog
 
 _ROOT = ""  # the empty sequence
 
+Behaviour = dict[str, dict[int, float]]
+"""A behaviour strategy: information-state string -> {action: probability}."""
+
 
 @dataclass
 class _Player:
-    """The sequences and infosets of one player, indexed as they are met."""
+    """The sequences and infosets of one player, indexed as they are met (depth first, so
+    an infoset always comes after the infosets on the path to it)."""
 
-    sequences: dict[tuple[str, int] | str, int]
-    parents: dict[str, int]  # infoset -> index of the sequence leading to it
-    actions: dict[str, list[int]]
-
-
-@dataclass(frozen=True)
-class SequenceFormSolution:
-    """Value to player 0 and each player's equilibrium behaviour, infostate -> {action: prob}."""
-
-    value: float
-    policies: tuple[dict[str, dict[int, float]], dict[str, dict[int, float]]]
-
-    def tabular_policy(self) -> pyspiel.TabularPolicy:
-        """Both players' strategies as one OpenSpiel tabular policy."""
-        table = {}
-        for policy in self.policies:
-            for infostate, probs in policy.items():
-                table[infostate] = sorted(probs.items())
-        return pyspiel.TabularPolicy(table)
+    sequences: dict[tuple[str, int] | str, int] = field(default_factory=lambda: {_ROOT: 0})
+    parents: dict[str, int] = field(default_factory=dict)  # infoset -> index of the sequence leading to it
+    actions: dict[str, list[int]] = field(default_factory=dict)
+    representatives: dict[str, Any] = field(default_factory=dict)  # infoset -> the first state met in it
 
 
-def _walk(game: pyspiel.Game):
-    players = [_Player({_ROOT: 0}, {}, {}) for _ in range(2)]
-    payoff: dict[tuple[int, int], float] = defaultdict(float)
-    stack = [(game.new_initial_state(), 1.0, [0, 0])]
-    while stack:
-        state, reach, seqs = stack.pop()
-        if state.is_terminal():
-            payoff[seqs[0], seqs[1]] += reach * state.returns()[0]
-            continue
-        if state.is_chance_node():
-            for action, prob in state.chance_outcomes():
-                stack.append((state.child(action), reach * prob, seqs))
-            continue
-        p = state.current_player()
-        me = players[p]
-        infostate = state.information_state_string(p)
-        if infostate not in me.parents:
-            me.parents[infostate] = seqs[p]
-            me.actions[infostate] = list(state.legal_actions())
+def _child(state: Any, action: int) -> Any:
+    """``state`` after ``action``: ``pyspiel`` states have ``child``, ours clone and apply."""
+    if isinstance(state, pyspiel.State):
+        return state.child(action)
+    child = state.clone()
+    child.apply(action)
+    return child
+
+
+@dataclass
+class SequenceForm:
+    """A two-player tree in sequence form: each player's sequences and infosets, and its
+    leaves as (sequence of player 0, sequence of player 1, chance weight, what ``leaf``
+    said about it). Payoffs are given per leaf when solving."""
+
+    players: tuple[_Player, _Player]
+    leaf_sequences: np.ndarray  # (leaves, 2) int
+    leaf_weights: np.ndarray  # (leaves,) chance probability of reaching the leaf
+    leaves: list[Any]
+
+    @classmethod
+    def build(cls, root: Any, leaf: Callable[[Any], Any]) -> "SequenceForm":
+        """Walk the tree under ``root`` down to the states for which ``leaf(state)`` is not
+        ``None`` (terminal states must be among them)."""
+        players = (_Player(), _Player())
+        seqs, weights, leaves = [], [], []
+        stack = [(root, 1.0, (0, 0))]
+        while stack:
+            state, reach, at = stack.pop()
+            outcome = leaf(state)
+            if outcome is not None:
+                seqs.append(at), weights.append(reach), leaves.append(outcome)
+                continue
+            if state.is_terminal():
+                raise ValueError(f"leaf() returned None at a terminal state: {state}")
+            if state.is_chance_node():
+                stack.extend((_child(state, a), reach * p, at) for a, p in state.chance_outcomes())
+                continue
+            p = state.current_player()
+            me = players[p]
+            infostate = state.information_state_string(p)
+            if infostate not in me.parents:
+                me.parents[infostate] = at[p]
+                me.actions[infostate] = list(state.legal_actions())
+                me.representatives[infostate] = state
+                for action in me.actions[infostate]:
+                    me.sequences[(infostate, action)] = len(me.sequences)
             for action in me.actions[infostate]:
-                me.sequences[(infostate, action)] = len(me.sequences)
-        for action in me.actions[infostate]:
-            child_seqs = list(seqs)
-            child_seqs[p] = me.sequences[(infostate, action)]
-            stack.append((state.child(action), reach, child_seqs))
-    return players, payoff
+                child_at = (me.sequences[(infostate, action)], at[1]) if p == 0 else (at[0], me.sequences[(infostate, action)])
+                stack.append((_child(state, action), reach, child_at))
+        return cls(players, np.array(seqs, dtype=np.int64).reshape(-1, 2), np.array(weights), leaves)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.players[0].sequences), len(self.players[1].sequences))
+
+    def payoff_matrix(self, leaf_values: np.ndarray) -> sparse.csr_matrix:
+        """Player 0's payoff per pair of sequences, for ``leaf_values`` (to player 0) at the leaves."""
+        s = self.leaf_sequences
+        return sparse.csr_matrix((self.leaf_weights * leaf_values, (s[:, 0], s[:, 1])), shape=self.shape)
+
+    def value(self, leaf_values: np.ndarray) -> float:
+        """The game's value to player 0 (one LP)."""
+        return _solve_for(self.players[0], self.players[1], self.payoff_matrix(leaf_values))[0]
+
+    def solve(self, leaf_values: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Value to player 0 and both players' equilibrium realization plans (two LPs)."""
+        a = self.payoff_matrix(leaf_values)
+        value, plan0 = _solve_for(self.players[0], self.players[1], a)
+        minus_value, plan1 = _solve_for(self.players[1], self.players[0], (-a).T.tocsr())
+        if abs(value + minus_value) > 1e-6 * max(1.0, abs(value)):
+            raise RuntimeError(f"the two LPs disagree on the value: {value} and {-minus_value}")
+        return value, plan0, plan1
+
+    def behaviour(self, player: int, plan: np.ndarray) -> Behaviour:
+        """A realization plan as a behaviour strategy (uniform where the plan never goes)."""
+        me = self.players[player]
+        policy = {}
+        for infostate in me.parents:
+            actions = me.actions[infostate]
+            weights = np.clip([plan[me.sequences[(infostate, a)]] for a in actions], 0.0, None) + 0.0
+            total = weights.sum()
+            probs = weights / total if total > 1e-12 else np.full(len(weights), 1.0 / len(weights))
+            policy[infostate] = {a: float(q) for a, q in zip(actions, probs)}
+        return policy
+
+    def best_response_value(self, player: int, other_plan: np.ndarray, leaf_values: np.ndarray) -> float:
+        """What ``player`` gets by best-responding to the opponent's realization plan, with
+        ``leaf_values`` paid to player 0 (player 1 gets their negation).
+
+        Dynamic programming over the player's own sequences, deepest infoset first: an
+        independent check of the LP, which never enters here.
+        """
+        s = self.leaf_sequences
+        sign = 1.0 if player == 0 else -1.0
+        value = np.zeros(self.shape[player])
+        np.add.at(value, s[:, player], sign * self.leaf_weights * leaf_values * other_plan[s[:, 1 - player]])
+        me = self.players[player]
+        for infostate in reversed(list(me.parents)):
+            best = max(value[me.sequences[(infostate, a)]] for a in me.actions[infostate])
+            value[me.parents[infostate]] += best
+        return float(value[0])
 
 
 def _constraints(player: _Player) -> sparse.csr_matrix:
@@ -108,33 +181,40 @@ def _solve_for(me: _Player, other: _Player, a: sparse.csr_matrix) -> tuple[float
     return -res.fun, res.x[:nx]
 
 
-def _behaviour(player: _Player, plan: np.ndarray) -> dict[str, dict[int, float]]:
-    policy = {}
-    for infostate, parent in player.parents.items():
-        weights = np.array([max(plan[player.sequences[(infostate, a)]], 0.0) for a in player.actions[infostate]])
-        total = weights.sum()
-        probs = weights / total if total > 1e-12 else np.full(len(weights), 1.0 / len(weights))
-        policy[infostate] = {a: float(p) for a, p in zip(player.actions[infostate], probs)}
-    return policy
+@dataclass(frozen=True)
+class SequenceFormSolution:
+    """Value to player 0 and each player's equilibrium behaviour, infostate -> {action: prob}."""
+
+    value: float
+    policies: tuple[Behaviour, Behaviour]
+
+    def tabular_policy(self) -> pyspiel.TabularPolicy:
+        """Both players' strategies as one OpenSpiel tabular policy."""
+        table = {}
+        for policy in self.policies:
+            for infostate, probs in policy.items():
+                table[infostate] = sorted(probs.items())
+        return pyspiel.TabularPolicy(table)
+
+
+def _utility_sum(game: pyspiel.Game) -> float:
+    utility = game.get_type().utility
+    if game.num_players() == 2 and utility == pyspiel.GameType.Utility.ZERO_SUM:
+        return 0.0
+    if game.num_players() == 2 and utility == pyspiel.GameType.Utility.CONSTANT_SUM:
+        return game.utility_sum()
+    raise ValueError(f"{game} is not a two-player zero-sum or constant-sum game")
 
 
 def solve(game: pyspiel.Game) -> SequenceFormSolution:
-    """The value to player 0 and an equilibrium of a two-player zero-sum ``game``.
+    """The value to player 0 and an equilibrium of a two-player zero-sum (or constant-sum)
+    ``game``.
 
     The whole game tree is walked once: for small games (Kuhn poker, Goofspiel up to 4
     cards, a round of Spoof).
     """
-    kind = game.get_type()
-    if game.num_players() != 2 or kind.utility != pyspiel.GameType.Utility.ZERO_SUM:
-        raise ValueError(f"{game} is not a two-player zero-sum game")
-    players, payoff = _walk(game)
-    shape = (len(players[0].sequences), len(players[1].sequences))
-    keys = list(payoff)
-    a = sparse.csr_matrix(
-        ([payoff[k] for k in keys], ([k[0] for k in keys], [k[1] for k in keys])), shape=shape
-    )
-    value, plan0 = _solve_for(players[0], players[1], a)
-    minus_value, plan1 = _solve_for(players[1], players[0], (-a).T.tocsr())
-    if abs(value + minus_value) > 1e-6 * max(1.0, abs(value)):
-        raise RuntimeError(f"the two LPs disagree on the value: {value} and {-minus_value}")
-    return SequenceFormSolution(value, (_behaviour(players[0], plan0), _behaviour(players[1], plan1)))
+    total = _utility_sum(game)
+    form = SequenceForm.build(game.new_initial_state(), lambda s: tuple(s.returns()) if s.is_terminal() else None)
+    half_difference = np.array([(r0 - r1) / 2 for r0, r1 in form.leaves])
+    value, plan0, plan1 = form.solve(half_difference)
+    return SequenceFormSolution(value + total / 2, (form.behaviour(0, plan0), form.behaviour(1, plan1)))

@@ -1,0 +1,396 @@
+"""Spoof rules engine: configuration, states, observation layout.
+
+The environment documentation (rules, actions, observation layout, arguments) is the
+docstring of :mod:`hiddenhand.envs.spoof_v0`; this module holds the logic it documents.
+A round's two hand choices are consecutive hidden turns (the round's first bidder, then
+the other), its two bids consecutive public turns; everything is revealed when the round
+ends, which is what lets :mod:`hiddenhand.solvers.spoof` solve the game round by round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hiddenhand.core import TERMINAL, Rules, State
+from hiddenhand.validation import check_choice, check_int
+
+OBJECTIVES = ("game", "round")
+MAX_MATCHES = 9
+"""Most matches a player may start with (the round game grows as the square of it)."""
+
+ROUND_UTILITY = {"right": 1.0, "opponent_right": 0.0, "neither": 0.5}
+"""The one-round objective's payoffs, those of the seed's influence diagrams."""
+
+
+def parse_matches(value: Any) -> tuple[int, int]:
+    """``matches`` as (player 0's, player 1's): one int for both, or a pair."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"matches={value!r} is not one count or a pair of counts (player 0's, player 1's)")
+        return tuple(check_int(f"matches[{i}]", v, 1, MAX_MATCHES) for i, v in enumerate(value))
+    m = check_int("matches", value, 1, MAX_MATCHES)
+    return (m, m)
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Offsets of the sections of a Spoof observation vector (see ``spoof_v0``).
+
+    ``max_hold`` is the larger starting count (the most matches anyone can hold),
+    ``max_total`` the starting total (the largest bid), ``rounds`` the number of round
+    blocks in the history.
+    """
+
+    max_hold: int
+    max_total: int
+    rounds: int
+
+    seat = 0
+
+    @property
+    def matches(self) -> int:
+        return 2
+
+    @property
+    def first(self) -> int:
+        return self.matches + 2 * (self.max_hold + 1)
+
+    @property
+    def own_hold(self) -> int:
+        return self.first + 2
+
+    @property
+    def bids(self) -> int:
+        return self.own_hold + self.max_hold + 1
+
+    @property
+    def history(self) -> int:
+        return self.bids + 2 * (self.max_total + 1)
+
+    @property
+    def block(self) -> int:
+        """One past round: first bidder (2), holds (2 x (max_hold + 1)), bids (2 x (max_total + 1))."""
+        return 2 + 2 * (self.max_hold + 1) + 2 * (self.max_total + 1)
+
+    @property
+    def size(self) -> int:
+        return self.history + self.rounds * self.block
+
+
+@dataclass(frozen=True)
+class SpoofRound:
+    """One finished round, by player id: who bid first, the holds, the bids, and the player
+    whose bid was the total (``None`` when neither was)."""
+
+    first: int
+    holds: tuple[int, int]
+    bids: tuple[int, int]
+    winner: int | None
+
+
+class SpoofRules(Rules):
+    """Configuration of a Spoof game; see :mod:`hiddenhand.envs.spoof_v0`."""
+
+    name = "spoof"
+
+    def __init__(self, matches: int | tuple[int, int] = 3, objective: str = "game", max_rounds: int = 50) -> None:
+        pair = parse_matches(matches)
+        super().__init__(
+            matches=pair[0] if pair[0] == pair[1] else pair,
+            objective=check_choice("objective", objective, OBJECTIVES),
+            max_rounds=check_int("max_rounds", max_rounds, 1, 10_000),
+        )
+        self.matches: tuple[int, int] = pair
+        self.objective: str = objective
+        self.max_rounds: int = self.params["max_rounds"]
+        self.max_hold = max(pair)
+        self.max_total = sum(pair)
+        self.utility_sum = 1.0 if objective == "round" else 0.0
+        rounds = 1 if objective == "round" else self.max_rounds
+        self.layout = ObservationLayout(self.max_hold, self.max_total, rounds)
+
+    @classmethod
+    def openspiel_parameters(cls) -> dict[str, Any]:
+        """OpenSpiel takes no pairs: player 1's count is ``matches_p1`` there (0: as player 0)."""
+        return {**cls.param_defaults(), "matches_p1": 0}
+
+    def to_openspiel(self) -> dict[str, Any]:
+        m0, m1 = self.matches
+        return {**self.params, "matches": m0, "matches_p1": m1}
+
+    @classmethod
+    def from_openspiel(cls, params: dict[str, Any]) -> "SpoofRules":
+        params = dict(params)
+        second = params.pop("matches_p1", 0)
+        if second:
+            params["matches"] = (params.get("matches", cls.param_defaults()["matches"]), second)
+        return cls(**params)
+
+    @property
+    def num_players(self) -> int:
+        return 2
+
+    @property
+    def num_actions(self) -> int:
+        return self.max_hold + 1 + self.max_total + 1
+
+    def hold_action(self, hold: int) -> int:
+        return hold
+
+    def bid_action(self, bid: int) -> int:
+        return self.max_hold + 1 + bid
+
+    def decode_action(self, action: int) -> tuple[str, int]:
+        """``("hold", k)`` or ``("bid", b)``."""
+        return ("hold", action) if action <= self.max_hold else ("bid", action - self.max_hold - 1)
+
+    @property
+    def observation_size(self) -> int:
+        return self.layout.size
+
+    @property
+    def max_game_length(self) -> int:
+        return 4 * (1 if self.objective == "round" else self.max_rounds)
+
+    @property
+    def utility_range(self) -> tuple[float, float]:
+        return (0.0, 1.0) if self.objective == "round" else (-1.0, 1.0)
+
+    def new_initial_state(self) -> "SpoofState":
+        return SpoofState(self)
+
+    def prompt(self, state: State, player: int) -> str:
+        kind, _ = self.decode_action(state.legal_actions(player)[0])
+        if kind == "hold":
+            mine = state.matches[player]
+            return f"How many of your {mine} match{'es' if mine != 1 else ''} do you hold? (0 to {mine})"
+        taken = state.bids[1 - player]
+        but = f", but not {taken}" if taken is not None else ""
+        return f"Your bid for the total of both hands (0 to {sum(state.matches)}{but}):"
+
+    def parse_action(self, text: str, state: State, player: int) -> int:
+        """A number: matches to hold, or the bid, whichever the round asks for."""
+        word = text.strip()
+        legal = state.legal_actions(player)
+        kind, _ = self.decode_action(legal[0])
+        numbers = [self.decode_action(a)[1] for a in legal]
+        if not word.isdecimal():
+            raise ValueError(f"{word!r} is not a number; type one of {numbers}")
+        action = self.hold_action(int(word)) if kind == "hold" else self.bid_action(int(word))
+        if action not in legal:
+            if kind == "bid" and int(word) == state.bids[1 - player]:
+                raise ValueError(f"{word} is your opponent's bid; bid a different total: one of {numbers}")
+            raise ValueError(f"{word} is not allowed; type one of {numbers}")
+        return action
+
+
+class SpoofState(State):
+    """A Spoof position: both players' match counts, who bids first, and this round's
+    choices so far (``holds``/``bids`` by player id, ``None`` until made)."""
+
+    def __init__(self, rules: SpoofRules) -> None:
+        self.rules = rules
+        self.matches = list(rules.matches)
+        self.first = 0
+        self.holds: list[int | None] = [None, None]
+        self.bids: list[int | None] = [None, None]
+        self.history: list[SpoofRound] = []
+        self._returns = [0.0, 0.0]
+        self._over = False
+        self._truncated = False
+
+    # ----------------------------------------------------------------- protocol
+    def current_player(self) -> int:
+        if self._over:
+            return TERMINAL
+        first, second = self.first, 1 - self.first
+        if self.holds[first] is None:
+            return first
+        if self.holds[second] is None:
+            return second
+        return first if self.bids[first] is None else second
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        mover = self.current_player()
+        if player is None:
+            player = mover
+        if self._over or player not in (0, 1):
+            return []
+        if self.holds[player] is None:  # still to choose a hand this round
+            return list(range(self.matches[player] + 1))
+        if player != mover:
+            return []
+        taken = self.bids[1 - player]
+        return [self.rules.bid_action(b) for b in range(sum(self.matches) + 1) if b != taken]
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return []
+
+    def apply(self, action: int) -> None:
+        player = self.current_player()
+        legal = self.legal_actions(player)
+        if action not in legal:
+            raise self._illegal(action, legal)
+        kind, value = self.rules.decode_action(int(action))
+        if kind == "hold":
+            self.holds[player] = value
+            return
+        self.bids[player] = value
+        if self.bids[1 - player] is not None:
+            self._resolve_round()
+
+    def returns(self) -> list[float]:
+        return list(self._returns)
+
+    def is_truncated(self) -> bool:
+        return self._truncated
+
+    def clone(self) -> "SpoofState":
+        other = object.__new__(SpoofState)
+        other.__dict__.update(self.__dict__)
+        other.matches = list(self.matches)
+        other.holds = list(self.holds)
+        other.bids = list(self.bids)
+        other.history = list(self.history)
+        other._returns = list(self._returns)
+        return other
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        layout = self.rules.layout
+        hold_slots, bid_slots = layout.max_hold + 1, layout.max_total + 1
+        obs = np.zeros(layout.size, dtype=np.float32)
+        obs[layout.seat + player] = 1.0
+        obs[layout.first + (self.first - player) % 2] = 1.0
+        if self.holds[player] is not None:
+            obs[layout.own_hold + self.holds[player]] = 1.0
+        for rel in (0, 1):
+            p = (player + rel) % 2
+            obs[layout.matches + rel * hold_slots + self.matches[p]] = 1.0
+            if self.bids[p] is not None:
+                obs[layout.bids + rel * bid_slots + self.bids[p]] = 1.0
+        for k, record in enumerate(self.history):
+            base = layout.history + k * layout.block
+            obs[base + (record.first - player) % 2] = 1.0
+            for rel in (0, 1):
+                p = (player + rel) % 2
+                obs[base + 2 + rel * hold_slots + record.holds[p]] = 1.0
+                obs[base + 2 + 2 * hold_slots + rel * bid_slots + record.bids[p]] = 1.0
+        return obs
+
+    def information_state_string(self, player: int) -> str:
+        parts = [f"p{player} start {self.rules.matches[0]}-{self.rules.matches[1]}"]
+        for record in self.history:
+            winner = "none" if record.winner is None else f"p{record.winner}"
+            parts.append(
+                f"first p{record.first} holds {record.holds[0]},{record.holds[1]} "
+                f"bids {record.bids[0]},{record.bids[1]} -> {winner}"
+            )
+        if not self._over:
+            parts.append(f"first p{self.first}")
+            if self.holds[player] is not None:
+                parts.append(f"hold {self.holds[player]}")
+            parts += [f"p{p} bid {self.bids[p]}" for p in (self.first, 1 - self.first) if self.bids[p] is not None]
+        return " | ".join(parts)
+
+    def action_to_string(self, player: int, action: int) -> str:
+        kind, value = self.rules.decode_action(action)
+        return f"{kind.capitalize()} {value}"
+
+    def render(self, viewer: int | None = None) -> str:
+        name = (lambda p: "you" if p == viewer else f"player_{p}")  # noqa: E731
+        lines = []
+        if not self._over:
+            lines.append(f"Round {len(self.history) + 1}: {name(self.first)} {'bid' if self.first == viewer else 'bids'} first")
+        lines.append("Matches left: " + ", ".join(f"{name(p)} {self.matches[p]}" for p in (0, 1)))
+        if self._over:
+            lines += [f"Round {k}: {self._round_text(r, name)}" for k, r in enumerate(self.history, 1)]
+            if self._truncated:
+                lines.append(f"Stopped after max_rounds={self.rules.max_rounds} rounds: a draw.")
+            lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
+            return "\n".join(lines)
+        if self.history:
+            lines.append("Last round: " + self._round_text(self.history[-1], name))
+        for p in (self.first, 1 - self.first):
+            held = self.holds[p]
+            if held is None:
+                continue
+            shown = viewer is None or p == viewer
+            lines.append(f"{_sentence(name(p))} {'hold' if p == viewer else 'holds'} " + (f"{held}" if shown else "a hidden hand"))
+        for p in (self.first, 1 - self.first):
+            if self.bids[p] is not None:
+                lines.append(f"{_sentence(name(p))} bid {self.bids[p]}")
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------------- mechanics
+    def _resolve_round(self) -> None:
+        total = self.holds[0] + self.holds[1]
+        winner = next((p for p in (0, 1) if self.bids[p] == total), None)
+        self.history.append(SpoofRound(self.first, tuple(self.holds), tuple(self.bids), winner))
+        self.holds, self.bids = [None, None], [None, None]
+        if self.rules.objective == "round":
+            u = ROUND_UTILITY
+            self._finish([u["neither"] if winner is None else u["right"] if winner == p else u["opponent_right"] for p in (0, 1)])
+            return
+        if winner is not None:
+            self.matches[winner] -= 1
+            self.first = winner
+            if self.matches[winner] == 0:
+                self._finish([1.0 if p == winner else -1.0 for p in (0, 1)])
+                return
+        if len(self.history) >= self.rules.max_rounds:
+            self._truncated = True
+            self._finish([0.0, 0.0])
+
+    def _finish(self, returns: list[float]) -> None:
+        self._over = True
+        self._returns = returns
+
+    @staticmethod
+    def _round_text(record: SpoofRound, name) -> str:
+        f, s = record.first, 1 - record.first
+        total = sum(record.holds)
+        text = (
+            f"{name(f)} held {record.holds[f]} and bid {record.bids[f]}, {name(s)} held {record.holds[s]} "
+            f"and bid {record.bids[s]}; total {total}: "
+        )
+        if record.winner is None:
+            return text + "nobody was right"
+        return text + f"{name(record.winner)} {'were' if name(record.winner) == 'you' else 'was'} right"
+
+
+def _sentence(name: str) -> str:
+    """A player's name at the start of a sentence ("You", or "player_1" unchanged)."""
+    return "You" if name == "you" else name
+
+
+@dataclass(frozen=True)
+class SpoofView:
+    """What a Spoof observation says about the present round, seats relative to the
+    observer: enough for a Markov agent (the equilibrium, the heuristic)."""
+
+    mine: int
+    theirs: int
+    first: bool
+    hold: int | None
+    my_bid: int | None
+    their_bid: int | None
+
+    @staticmethod
+    def decode(vector: np.ndarray, layout: ObservationLayout) -> "SpoofView":
+        hold_slots, bid_slots = layout.max_hold + 1, layout.max_total + 1
+
+        def one_hot(lo: int, size: int) -> int | None:
+            hits = np.flatnonzero(vector[lo : lo + size])
+            return int(hits[0]) if len(hits) else None
+
+        return SpoofView(
+            mine=one_hot(layout.matches, hold_slots),
+            theirs=one_hot(layout.matches + hold_slots, hold_slots),
+            first=bool(vector[layout.first]),
+            hold=one_hot(layout.own_hold, hold_slots),
+            my_bid=one_hot(layout.bids, bid_slots),
+            their_bid=one_hot(layout.bids + bid_slots, bid_slots),
+        )

@@ -1,0 +1,105 @@
+"""Spoof: two players guess the total of matches hidden in both hands.
+
+| Import             | `from hiddenhand.envs import spoof_v0`               |
+|--------------------|------------------------------------------------------|
+| Registered ids     | `hiddenhand/spoof-v0` (AEC), `hiddenhand_spoof` (OpenSpiel) |
+| Actions            | Discrete(max_hold + max_total + 2): 11 for 3 matches each |
+| Parallel API       | No (the second bid answers the first)                |
+| Agents             | `player_0`, `player_1`                               |
+| Observation shape  | see below (1,230 floats for 3 matches, 50 rounds)    |
+| Observation values | [0, 1]                                               |
+
+## Rules
+
+Each player starts with `matches` matches. Every round:
+
+1. Both players secretly choose how many of their matches to hold in their hand, from 0
+   to all they have. (In the AEC env the round's first bidder chooses first, then the
+   other; neither sees the other's choice.)
+2. The first bidder bids the total number of matches in both hands, from 0 to the number
+   both players have left.
+3. The second bidder bids a different total.
+4. The hands are revealed. If a bid equals the total, its bidder was right: they drop one
+   match and bid first in the next round. If nobody was right, nothing changes and the
+   same player bids first again.
+
+The first player with no matches left wins. `player_0` bids first in the first round.
+Bids that cannot be right (below your own hand, or above it plus everything the opponent
+has) are legal, as at the table; they are never better than a possible bid.
+
+## Arguments
+
+    spoof_v0.env(matches=3, objective="game", max_rounds=50, render_mode=None)
+
+- `matches` (1 to 9): each player's starting count, or a pair `(player_0's, player_1's)`
+  for an unequal start. OpenSpiel takes no pairs: there it is `matches` for player 0 and
+  `matches_p1` for player 1 (0, the default, means the same as `matches`), e.g.
+  `hiddenhand_spoof(matches=2,matches_p1=3)`.
+- `objective`: `"game"` plays to the end, +1 to the winner and -1 to the loser (zero-sum);
+  `"round"` plays one round only and pays the utilities of the seed's influence diagrams:
+  1 to a player whose bid was right, 0 to the other, 0.5 to both when nobody was right
+  (constant-sum: the two returns add up to 1).
+- `max_rounds` (1 to 10000): with `objective="game"`, the game is stopped after this many
+  rounds and scored as a draw (0 to both). Two players who never bid the total could
+  otherwise play for ever. Under the equilibrium a game from 3 matches each outlasts 50
+  rounds with probability below 1e-7 (`hiddenhand.solvers.spoof`), so the default only
+  stops degenerate play. The AEC env reports the stop as a truncation (`truncations`
+  true, `terminations` false). The exact solver solves the unlimited game.
+- `render_mode`: `None`, `"ansi"` or `"human"`.
+
+A bad argument raises `ValueError` naming the value and what is allowed.
+
+## Actions
+
+With `H` the larger starting count and `T` the starting total, action `k` for `k` in
+`0..H` is "hold k matches" and action `H + 1 + b` for `b` in `0..T` is "bid b".
+The mask marks the holds from 0 to your current count while your hand for the round is
+still to be chosen (so during the hand phase both players have a mask), then the bids
+from 0 to the current total, less the first bid, on your turn to bid; otherwise it is all
+zeros. `raw_env` raises `hiddenhand.core.IllegalActionError` on an illegal action;
+`env()` ends the game and pays the offender the worst return (-1, or 0 for one round).
+
+## Rewards
+
+Paid when the game ends, by `objective`; 0 on every other step.
+
+## Observation
+
+`{"observation": float32[size], "action_mask": int8[H + T + 2]}`. Seats are relative to
+the observer (seat 0 is the observer, seat 1 the opponent; only "own seat" is absolute):
+
+| section          | length           | contents                                             |
+|------------------|------------------|------------------------------------------------------|
+| own seat         | 2                | one-hot of the observer's player id                  |
+| matches          | 2 x (H + 1)      | one-hot of each seat's matches left                  |
+| first bidder     | 2                | one-hot of the seat bidding first this round         |
+| own hand         | H + 1            | one-hot of the matches you hold this round (or zeros) |
+| bids             | 2 x (T + 1)      | one-hot of each seat's bid this round (or zeros)     |
+| history          | R x block        | one block per finished round, in play order          |
+
+A history block holds the seat that bid first (2), both hands (2 x (H + 1)) and both bids
+(2 x (T + 1)) of a finished round; `R` is `max_rounds` (1 with `objective="round"`). The
+vector therefore holds everything the player knows, with perfect recall.
+`hiddenhand.envs.spoof.SpoofView.decode` reads the present round back from it. The size
+is `4 + 3(H + 1) + 2(T + 1) + R(2 + 2(H + 1) + 2(T + 1))`: 1,230 for 3 matches each and
+50 rounds.
+
+## Version history
+
+- v0: first release.
+"""
+
+from __future__ import annotations
+
+from hiddenhand.envs.spoof import SpoofRules
+from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
+
+
+class raw_env(RulesAECEnv):
+    """Spoof AEC environment without wrappers; see the module docstring."""
+
+    rules_class = SpoofRules
+    metadata = {"render_modes": list(RENDER_MODES), "name": "spoof_v0", "is_parallelizable": False}
+
+
+env, _ = env_factories(raw_env)

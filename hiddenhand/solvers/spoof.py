@@ -1,0 +1,183 @@
+"""Exact Spoof: every round-state's value and equilibrium, for the game and for one round.
+
+A Spoof round-state is (matches of the round's first bidder, matches of the other): every
+round ends with both hands shown, so nothing else about the past matters. The full game is
+solved as a stochastic game (:mod:`.stochastic`): round-state (f, s) leads to (f - 1, s)
+when the first bidder is right (they bid first again), to (s - 1, f) when the second is
+(they now bid first), and back to itself when nobody is. Values are listed by the total of
+matches, so each sweep meets a round-state after those it leads to; only the "nobody was
+right" loop needs repeated solves.
+
+One round with the seed's utilities (1 right, 0 opponent right, 0.5 neither) is a finite
+game of its own, solved once by the sequence-form LP (:func:`solve_round`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hiddenhand.envs.spoof import MAX_MATCHES, SpoofRules, SpoofState
+from hiddenhand.solvers.sequence_form import SequenceForm
+from hiddenhand.solvers.stochastic import Continuation, RoundSolution, StochasticSolution
+from hiddenhand.solvers.stochastic import solve as solve_stochastic
+from hiddenhand.validation import check_int
+
+
+@dataclass(frozen=True)
+class RoundStrategy:
+    """Both players' strategies in one round-state, by role: ``first_*`` is the round's
+    first bidder (with ``first_matches``), ``second_*`` the other. Bids run over
+    0..``first_matches + second_matches``."""
+
+    first_matches: int
+    second_matches: int
+    first_hold: np.ndarray  # (f + 1,): matches to hold
+    second_hold: np.ndarray  # (s + 1,)
+    first_bid: np.ndarray  # (f + 1, T + 1): the bid, given the hand held
+    second_bid: np.ndarray  # (s + 1, T + 1, T + 1): the bid, given the hand held and the first bid
+
+    def hold(self, first: bool) -> np.ndarray:
+        return self.first_hold if first else self.second_hold
+
+    def bid(self, first: bool, hold: int, their_bid: int | None = None) -> np.ndarray:
+        return self.first_bid[hold] if first else self.second_bid[hold, their_bid]
+
+
+def _round_strategy(form: SequenceForm, plans: tuple[np.ndarray, np.ndarray], rules: SpoofRules) -> RoundStrategy:
+    """Read a solved round (player 0 bids first) into per-role arrays."""
+    f, s = rules.matches
+    total = f + s
+    first_hold, second_hold = np.zeros(f + 1), np.zeros(s + 1)
+    first_bid, second_bid = np.zeros((f + 1, total + 1)), np.zeros((s + 1, total + 1, total + 1))
+    for player in (0, 1):
+        for infostate, probs in form.behaviour(player, plans[player]).items():
+            state: SpoofState = form.players[player].representatives[infostate]
+            hold = state.holds[player]
+            for action, p in probs.items():
+                kind, value = rules.decode_action(action)
+                if kind == "hold":
+                    (first_hold if player == 0 else second_hold)[value] = p
+                elif player == 0:
+                    first_bid[hold, value] = p
+                else:
+                    second_bid[hold, state.bids[0], value] = p
+    return RoundStrategy(f, s, first_hold, second_hold, first_bid, second_bid)
+
+
+class SpoofRounds:
+    """Spoof as a :class:`~hiddenhand.solvers.stochastic.RoundGame`: round-states (f, s)
+    with up to ``matches`` each, listed by their total."""
+
+    def __init__(self, matches: int) -> None:
+        self.matches = matches
+
+    def keys(self) -> list[tuple[int, int]]:
+        m = self.matches
+        return sorted(((f, s) for f in range(1, m + 1) for s in range(1, m + 1)), key=lambda k: (sum(k), k))
+
+    def start(self, key: tuple[int, int]) -> SpoofState:
+        # Two rounds allowed, so that the first one ends in a round-state, not a stop.
+        return SpoofRules(matches=key, objective="game", max_rounds=2).new_initial_state()
+
+    def continuation(self, state: SpoofState) -> Continuation | None:
+        if not state.history:
+            return None
+        if state.is_terminal():
+            return Continuation(payoff=state.returns()[0])
+        first = state.first
+        return Continuation(key=(state.matches[first], state.matches[1 - first]), sign=1.0 if first == 0 else -1.0)
+
+
+@dataclass
+class SpoofSolution:
+    """The solved game for up to ``matches`` matches each: values are to the first bidder
+    (+1 a sure win, -1 a sure loss), strategies by round-state."""
+
+    matches: int
+    values: dict[tuple[int, int], float]
+    strategies: dict[tuple[int, int], RoundStrategy]
+    outcomes: dict[tuple[int, int], tuple[float, float, float]]
+    """Per round-state, the equilibrium probabilities that the first bidder is right, that
+    the second is, and that nobody is."""
+    stochastic: StochasticSolution
+
+    def _key(self, first_matches: int, second_matches: int) -> tuple[int, int]:
+        return (
+            check_int("first_matches", first_matches, 1, self.matches),
+            check_int("second_matches", second_matches, 1, self.matches),
+        )
+
+    def first_bidder_win_probability(self, first_matches: int, second_matches: int) -> float:
+        """Probability that the player bidding first in this round-state wins the game when
+        both play the equilibrium (the game ends with probability 1, so it is (1 + value) / 2)."""
+        return (1.0 + self.values[self._key(first_matches, second_matches)]) / 2.0
+
+    def strategy(self, first_matches: int, second_matches: int) -> RoundStrategy:
+        return self.strategies[self._key(first_matches, second_matches)]
+
+    def unfinished_probability(self, first_matches: int, second_matches: int, rounds: int) -> float:
+        """Probability that a game from this round-state is still going after ``rounds``
+        rounds of equilibrium play (what ``max_rounds`` cuts off)."""
+        dist = {self._key(first_matches, second_matches): 1.0}
+        for _ in range(rounds):
+            after: dict[tuple[int, int], float] = {}
+            for (f, s), p in dist.items():
+                right, other_right, neither = self.outcomes[(f, s)]
+                for key, q in (((f - 1, s), right), ((s - 1, f), other_right), ((f, s), neither)):
+                    if min(key) > 0 and q > 0:
+                        after[key] = after.get(key, 0.0) + p * q
+            dist = after
+        return sum(dist.values())
+
+    def agent(self, seed: int | None = None, **game_kwargs):
+        """The equilibrium as a hiddenhand agent for the Spoof game of ``game_kwargs`` (the
+        env's keyword arguments; by default ``matches`` of this solution each)."""
+        from hiddenhand.agents.spoof import SpoofEquilibriumAgent
+
+        return SpoofEquilibriumAgent(self, SpoofRules(**{"matches": self.matches, **game_kwargs}), seed=seed)
+
+
+def _outcomes(key: tuple[int, int], solution: RoundSolution) -> tuple[float, float, float]:
+    probs = solution.leaf_probabilities()
+    right = other = neither = 0.0
+    for p, leaf in zip(probs, solution.form.leaves):
+        if leaf.key == key and leaf.sign > 0:
+            neither += p
+        elif leaf.payoff > 0 or (leaf.key is not None and leaf.sign > 0):
+            right += p
+        else:
+            other += p
+    return right, other, neither
+
+
+def solve(matches: int = 3, progress: bool = True) -> SpoofSolution:
+    """Solve Spoof for every round-state with up to ``matches`` matches each (1 to 9)."""
+    matches = check_int("matches", matches, 1, MAX_MATCHES)
+    result = solve_stochastic(SpoofRounds(matches), progress=progress)
+    strategies, outcomes = {}, {}
+    for key, r in result.rounds.items():
+        strategies[key] = _round_strategy(r.form, r.plans, SpoofRules(matches=key))
+        outcomes[key] = _outcomes(key, r)
+        if outcomes[key][2] > 1 - 1e-9:
+            raise RuntimeError(f"round-state {key}: the equilibrium never ends the round")
+    return SpoofSolution(matches, result.values, strategies, outcomes, result)
+
+
+@lru_cache(maxsize=None)
+def cached_solution(matches: int) -> SpoofSolution:
+    """:func:`solve`, once per process (agents and the advisor share it)."""
+    return solve(matches, progress=False)
+
+
+@lru_cache(maxsize=None)
+def solve_round(first_matches: int, second_matches: int) -> tuple[float, RoundStrategy]:
+    """One round with the seed's utilities (1 right, 0 the opponent right, 0.5 neither),
+    the player bidding first holding ``first_matches``: its value to the first bidder and
+    an equilibrium."""
+    rules = SpoofRules(matches=(first_matches, second_matches), objective="round")
+    form = SequenceForm.build(rules.new_initial_state(), lambda s: tuple(s.returns()) if s.is_terminal() else None)
+    value, *plans = form.solve(np.array([(r0 - r1) / 2 for r0, r1 in form.leaves]))
+    return value + 0.5, _round_strategy(form, tuple(plans), rules)

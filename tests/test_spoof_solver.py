@@ -1,0 +1,124 @@
+"""Exact Spoof: the round's equilibrium by OpenSpiel's best response, the game's values by
+their fixed-point equations, a second method (normal-form matrix games) and the whole
+truncated game solved at once by OpenSpiel's own LP."""
+
+import itertools
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import sequence_form_lp
+
+import hiddenhand.openspiel as ho
+from hiddenhand.envs.spoof import SpoofRules
+from hiddenhand.solvers.sequence_form import SequenceForm
+from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
+from hiddenhand.solvers.matrix_game import solve_game
+from hiddenhand.solvers.spoof import SpoofRounds, cached_solution, solve_round
+from hiddenhand.training import play_games
+from hiddenhand.agents import make_agent
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return cached_solution(3)
+
+
+@pytest.mark.parametrize("first, second", list(itertools.product((1, 2, 3), repeat=2)))
+def test_round_equilibrium_has_no_best_response_gain(first, second):
+    game = pyspiel.load_game(f"hiddenhand_spoof(matches={first},matches_p1={second},objective=round)")
+    value, _ = solve_round(first, second)
+    agent = cached_solution(3).agent(matches=(first, second), objective="round")
+    assert ho.nash_conv(game, agent) < 1e-8  # OpenSpiel's exact best response, the agent in both seats
+    assert value == pytest.approx(solve_sequence_form(game).value, abs=1e-9)
+
+
+def test_game_values_are_a_fixed_point_and_each_round_an_equilibrium(solution):
+    assert solution.stochastic.residual() < 1e-9
+    for key, r in solution.stochastic.rounds.items():
+        gains = r.best_response_gains()
+        assert max(gains) < 1e-9, key
+        assert min(gains) > -1e-9, key  # the equilibrium itself is a best response
+
+
+def _normal_form_round(f, s, outcome_value):
+    """The round at (f, s) as a matrix game over reduced pure strategies: the first bidder
+    picks (hand, bid), the second a hand and an answer to every first bid. Independent of
+    the sequence form and its LP."""
+    total = f + s
+    rows = list(itertools.product(range(f + 1), range(total + 1)))
+    answers = [[d for d in range(total + 1) if d != b] for b in range(total + 1)]
+    cols = [(k, reply) for k in range(s + 1) for reply in itertools.product(*answers)]
+    m = np.empty((len(rows), len(cols)))
+    for i, (h, b) in enumerate(rows):
+        for j, (k, reply) in enumerate(cols):
+            d = reply[b]
+            m[i, j] = outcome_value("first" if b == h + k else "second" if d == h + k else "neither")
+    return m
+
+
+def test_values_agree_with_normal_form_matrix_games(solution):
+    values = {}
+    for f, s in sorted(itertools.product((1, 2), repeat=2), key=sum):
+
+        def outcome(kind, v):
+            if kind == "first":
+                return 1.0 if f == 1 else values[(f - 1, s)]
+            if kind == "second":
+                return -1.0 if s == 1 else -values[(s - 1, f)]
+            return v
+
+        v = 0.0
+        for _ in range(200):  # the "nobody right" loop: iterate to its fixed point
+            new = solve_game(_normal_form_round(f, s, lambda kind: outcome(kind, v)))[0]
+            if abs(new - v) < 1e-13:
+                break
+            v = new
+        values[(f, s)] = new
+        assert new == pytest.approx(solution.values[(f, s)], abs=1e-9), (f, s)
+    # The first bidder with 1 match against 2 wins with probability (1 + 1/phi^2) / 2 (phi the golden ratio).
+    phi = (1 + math.sqrt(5)) / 2
+    assert solution.first_bidder_win_probability(1, 2) == pytest.approx((1 + phi**-2) / 2, abs=1e-9)
+
+
+def test_truncated_game_matches_openspiel_lp_on_the_whole_tree():
+    """Two rounds then a draw: OpenSpiel's sequence-form LP on the whole tree against two
+    steps of value iteration over our round-states, with the same leaf bookkeeping the
+    stochastic solver uses."""
+    game = pyspiel.load_game("hiddenhand_spoof(matches=1,matches_p1=2,max_rounds=2)")
+    whole = sequence_form_lp.solve_zero_sum_game(game)[0]
+    rounds = SpoofRounds(2)
+    forms = {key: SequenceForm.build(rounds.start(key), rounds.continuation) for key in rounds.keys()}
+    values = dict.fromkeys(forms, 0.0)
+    for _ in range(2):
+        values = {
+            key: form.value(np.array([c.payoff + (c.sign * values[c.key] if c.key else 0.0) for c in form.leaves]))
+            for key, form in forms.items()
+        }
+    assert values[(1, 2)] == pytest.approx(whole, abs=1e-6)
+    assert values[(1, 2)] == pytest.approx(solve_sequence_form(game).value, abs=1e-9)
+
+
+def test_solution_queries(solution):
+    assert solution.first_bidder_win_probability(3, 3) == pytest.approx(0.5, abs=1e-9)
+    assert solution.unfinished_probability(3, 3, 0) == 1.0
+    # From (1, 2) the game ends at once if the first bidder is right; otherwise it goes on.
+    _, second_right, neither = solution.outcomes[(1, 2)]
+    assert solution.unfinished_probability(1, 2, 1) == pytest.approx(second_right + neither, abs=1e-12)
+    tail = [solution.unfinished_probability(3, 3, n) for n in (10, 20, 50)]
+    assert tail[0] > tail[1] > tail[2] and tail[2] < 1e-7
+    strategy = solution.strategy(3, 2)
+    assert strategy.first_hold.sum() == pytest.approx(1) and strategy.second_bid[1, 2, 2] == 0.0
+    with pytest.raises(ValueError, match="first_matches=4 is out of range; allowed: 1 to 3"):
+        solution.first_bidder_win_probability(4, 1)
+
+
+def test_equilibrium_agent_in_play_wins_as_predicted():
+    """From (1, 2) the first bidder should win 69.1% of equilibrium-against-equilibrium games."""
+    rules = SpoofRules(matches=(1, 2))
+    agents = [make_agent("spoof", "equilibrium", rules.params, seed=s) for s in (1, 2)]
+    results = play_games(rules, agents, 4000, seed=7)
+    first_seat_wins = np.mean([results[g, g % 2] > 0 for g in range(len(results))])
+    expected = cached_solution(2).first_bidder_win_probability(1, 2)
+    assert abs(first_seat_wins - expected) < 4 * math.sqrt(expected * (1 - expected) / 4000)
