@@ -27,3 +27,9 @@ def test_goofspiel_through_the_adapter(params):
 def test_refuses_games_it_cannot_solve():
     with pytest.raises(ValueError, match="not a two-player zero-sum or constant-sum game"):
         solve(pyspiel.load_game("hiddenhand_goofspiel(num_cards=3,num_players=3)"))
+
+
+def test_agrees_with_openspiel_lp_on_goofspiel_through_the_adapter():
+    game = pyspiel.load_game("hiddenhand_goofspiel(num_cards=3,prize_order=descending,scoring=win_loss)")
+    value = sequence_form_lp.solve_zero_sum_game(game)[0]
+    assert solve(game).value == pytest.approx(value, abs=1e-6)
