@@ -125,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(exact best responses) every EVAL_EVERY iterations. Writes curve.csv, curve.png, policy.npz "
         "(play it: hiddenhand play GAME --opponent OUT) and run.json into OUT. Ctrl-C stops early and "
         "still writes them. The whole game tree is enumerated: affordable for Goofspiel up to 4 cards "
-        "(5 takes minutes and gigabytes).",
+        "(5 takes minutes and gigabytes), and for Spoof's single round (--param objective=round) or a short "
+        "game (--param matches=1 --param max_rounds=3); the full Spoof game is solved exactly by "
+        "`hiddenhand solve spoof` instead.",
     )
     cfr.add_argument("--game", choices=list(ENV_MODULES), default="goofspiel", help="the game (default goofspiel)")
     cfr.add_argument("--cards", type=int, default=4, help="Goofspiel's num_cards (default 4)")
@@ -143,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     cfr.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers (default 0)")
     solve = commands.add_parser(
         "solve",
-        help="exact equilibria (goofspiel: the LP backward induction)",
-        description="Solve a game exactly and print its first-move strategy.",
+        help="exact equilibria (goofspiel: LP backward induction; spoof: value iteration over round LPs)",
+        description="Solve a game exactly and print its opening strategy.",
     )
     solve_games = solve.add_subparsers(dest="game", required=True, metavar="GAME")
     gops = solve_games.add_parser(
