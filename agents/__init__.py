@@ -43,7 +43,9 @@ def _spoof_equilibrium(params: dict, seed: int | None = None) -> Agent:
     from hiddenhand.solvers.spoof import cached_solution
 
     rules = SpoofRules(**params)
-    return SpoofEquilibriumAgent(cached_solution(rules.max_hold), rules, seed=seed)
+    # One round needs only that round's LP, not the whole game's solution.
+    solution = cached_solution(rules.max_hold) if rules.objective == "game" else None
+    return SpoofEquilibriumAgent(solution, rules, seed=seed)
 
 
 IN_PROCESS_SOLVE_LIMIT = 10

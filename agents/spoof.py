@@ -43,12 +43,16 @@ class _SpoofAgent(Agent):
 class SpoofEquilibriumAgent(_SpoofAgent):
     """Plays an exact equilibrium: of the whole game (``objective="game"``, from a
     :class:`~hiddenhand.solvers.spoof.SpoofSolution`) or of the single round
-    (``objective="round"``, the round's own sequence-form solution)."""
+    (``objective="round"``, the round's own sequence-form solution; ``solution`` may then
+    be ``None``)."""
 
-    def __init__(self, solution: Any, rules: SpoofRules | None = None, seed: int | None = None) -> None:
+    def __init__(self, solution: Any | None, rules: SpoofRules | None = None, seed: int | None = None) -> None:
         super().__init__(rules or SpoofRules(matches=solution.matches), seed)
-        if self.rules.objective == "game" and self.rules.max_hold > solution.matches:
-            raise ValueError(f"the solution covers up to {solution.matches} matches; {self.rules!r} needs {self.rules.max_hold}")
+        if self.rules.objective == "game":
+            if solution is None:
+                raise ValueError(f"{self.rules!r} plays the whole game: pass its SpoofSolution")
+            if self.rules.max_hold > solution.matches:
+                raise ValueError(f"the solution covers up to {solution.matches} matches; {self.rules!r} needs {self.rules.max_hold}")
         self.solution = solution
 
     def strategy(self, view: SpoofView):

@@ -25,7 +25,7 @@ Each player starts with `matches` matches. Every round:
 
 The first player with no matches left wins. `player_0` bids first in the first round.
 Bids that cannot be right (below your own hand, or above it plus everything the opponent
-has) are legal, as at the table; they are never better than a possible bid.
+has) are legal, as at the table, though they can never win the round.
 
 ## Arguments
 
@@ -57,7 +57,9 @@ The mask marks the holds from 0 to your current count while your hand for the ro
 still to be chosen (so during the hand phase both players have a mask), then the bids
 from 0 to the current total, less the first bid, on your turn to bid; otherwise it is all
 zeros. `raw_env` raises `hiddenhand.core.IllegalActionError` on an illegal action;
-`env()` ends the game and pays the offender the worst return (-1, or 0 for one round).
+`env()` follows PettingZoo's convention: the game ends, the offender is paid the worst
+return (-1, or 0 for one round) and the other player 0. (With `objective="round"` that
+payout does not add up to 1 as every legal outcome does.)
 
 ## Rewards
 

@@ -90,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
             "--opponent",
             default=PLAY_OPPONENT[game],
             help=f"the computer player in every other seat: one of {', '.join(AGENTS[game])}, a directory "
-            "(or .npz file) holding a saved policy such as the output of `hiddenhand train cfr`, or a solution "
-            "file of `hiddenhand solve` (default %(default)s)",
+            "(or .npz file) holding a saved policy such as the output of `hiddenhand train cfr`"
+            + (", or a solution file of `hiddenhand solve goofspiel --out`" if game == "goofspiel" else "")
+            + " (default %(default)s)",
         )
         p.add_argument("--seat", type=int, default=0, help="your seat, 0 = player_0 (default 0)")
         p.add_argument("--seed", type=int, default=None, help="seed for the deal and the computer's choices (default: fresh each run)")
