@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Callable
 
 from hiddenhand.agents.base import Agent, RandomAgent
+from hiddenhand.agents.egghead import BehaviouralAnalyst, NaiveDeducer
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
 from hiddenhand.agents.spoof import SpoofEquilibriumAgent, SpoofHeuristic
+from hiddenhand.envs.egghead import EggHeadRules
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.files import read_npz_meta
 
@@ -65,11 +67,20 @@ AGENTS: dict[str, dict[str, Callable[..., Agent]]] = {
         "heuristic": lambda params, seed=None: SpoofHeuristic(SpoofRules(**params), seed=seed),
         "equilibrium": _spoof_equilibrium,
     },
+    "egghead": {
+        "random": lambda params, seed=None: RandomAgent(seed=seed),
+        "naive": lambda params, seed=None: NaiveDeducer(EggHeadRules(**params), seed=seed),
+        "analyst": lambda params, seed=None: BehaviouralAnalyst(EggHeadRules(**params), seed=seed),
+    },
 }
 """Game name -> agent name -> factory taking the game's keyword arguments and ``seed``:
 the agents the command line can field by name."""
 
-HEURISTICS = {"goofspiel": ["random", *GOOFSPIEL_LEVELS], "spoof": ["random", "heuristic"]}
+HEURISTICS = {
+    "goofspiel": ["random", *GOOFSPIEL_LEVELS],
+    "spoof": ["random", "heuristic"],
+    "egghead": ["random", "naive", "analyst"],
+}
 """The rule-based agents of each game (a tournament's default field)."""
 
 
@@ -130,8 +141,10 @@ def _is_gops_solution(path: Path) -> bool:
 __all__ = [
     "AGENTS",
     "Agent",
+    "BehaviouralAnalyst",
     "GoofspielHeuristic",
     "HEURISTICS",
+    "NaiveDeducer",
     "PolicyAgent",
     "RandomAgent",
     "SpoofEquilibriumAgent",

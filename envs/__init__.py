@@ -11,9 +11,9 @@ from types import ModuleType
 
 import pettingzoo
 
-from hiddenhand.envs import goofspiel_v0, spoof_v0
+from hiddenhand.envs import egghead_v0, goofspiel_v0, spoof_v0
 
-ENV_MODULES: dict[str, ModuleType] = {"goofspiel": goofspiel_v0, "spoof": spoof_v0}
+ENV_MODULES: dict[str, ModuleType] = {"goofspiel": goofspiel_v0, "spoof": spoof_v0, "egghead": egghead_v0}
 """Game name -> its env module (with ``raw_env``, ``env`` and, if simultaneous, ``parallel_env``)."""
 
 
@@ -32,4 +32,4 @@ def _register_all() -> None:
 
 _register_all()
 
-__all__ = ["ENV_MODULES", "env_id", "goofspiel_v0", "spoof_v0"]
+__all__ = ["ENV_MODULES", "egghead_v0", "env_id", "goofspiel_v0", "spoof_v0"]

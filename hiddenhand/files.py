@@ -12,6 +12,19 @@ from typing import IO, Iterator
 import numpy as np
 
 
+def write_figure(fig, path: str | os.PathLike, dpi: int = 110) -> None:
+    """Save a matplotlib figure as PNG atomically, and close it."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    with atomic_write(path) as handle:
+        handle.write(buffer.getvalue())
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success it is renamed over ``path``.

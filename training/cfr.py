@@ -17,7 +17,6 @@ Ctrl-C stops the run after the current iteration and still writes all four.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -28,7 +27,7 @@ from tqdm.auto import tqdm
 
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import Rules
-from hiddenhand.files import atomic_write
+from hiddenhand.files import atomic_write, write_figure
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, to_tabular
 
 ALGORITHMS = ("cfr", "cfr+", "mccfr-external", "mccfr-outcome")
@@ -159,8 +158,4 @@ def plot_curves(curves: dict[str, list[CurvePoint]], path: Path, title: str) -> 
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.suptitle(title, fontsize=10)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    with atomic_write(path) as handle:
-        handle.write(buffer.getvalue())
+    write_figure(fig, path)

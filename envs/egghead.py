@@ -1,0 +1,466 @@
+"""EggHead rules engine: configuration, states, observation layout.
+
+The environment documentation (rules, actions, observation, arguments) is the docstring of
+:mod:`hiddenhand.envs.egghead_v0`. The deduction engine that keeps the public knowledge
+(:class:`Knowledge`, the study's master table) lives in :mod:`.egghead_knowledge` and the
+cards and questions in :mod:`.egghead_deck`; this module plays the game over them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import numpy as np
+
+from hiddenhand.core import CHANCE, TERMINAL, Rules, State
+from hiddenhand.envs.egghead_deck import Hands, Question, deck_from
+from hiddenhand.envs.egghead_knowledge import MAX_PLAYERS, MIN_PLAYERS, Knowledge
+from hiddenhand.validation import check_bool, check_choice, check_int
+
+__all__ = ["EggHeadRules", "EggHeadState", "Knowledge", "ObservationLayout"]
+
+MODERATORS = ("external", "rotating")
+MAX_PHASES = 10
+"""Reaction phases in one round at most (a round normally settles in two or three)."""
+EVENTS = 32
+"""Events (answers and reaction phases) since a player's hand was dealt that their
+observation shows, the most recent last; the valids masks keep what older ones taught."""
+
+
+def parse_analysts(spec: str, num_players: int) -> frozenset[int]:
+    """``"all"``, ``"none"`` or comma-separated player ids."""
+    if spec == "all":
+        return frozenset(range(num_players))
+    if spec == "none":
+        return frozenset()
+    try:
+        ids = frozenset(int(s) for s in spec.split(",") if s.strip())
+    except ValueError:
+        ids = None
+    if not ids or not ids <= set(range(num_players)):
+        raise ValueError(f"analysts={spec!r}: use 'all', 'none' or player ids from 0 to {num_players - 1}, e.g. '0,2'")
+    return ids
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Offsets of the sections of an EggHead observation (see ``egghead_v0``)."""
+
+    num_players: int
+    num_hands: int
+    deck_size: int
+    valids: bool
+
+    @property
+    def seat(self) -> int:
+        return 0
+
+    @property
+    def moderator(self) -> int:
+        return self.num_players
+
+    @property
+    def scores(self) -> int:
+        return self.moderator + self.num_players + 1
+
+    @property
+    def hands(self) -> int:
+        return self.scores + self.num_players
+
+    @property
+    def naive_valids(self) -> int:
+        return self.hands + (self.num_players - 1) * self.num_hands
+
+    @property
+    def valids_mask(self) -> int:
+        return self.naive_valids + self.num_hands
+
+    @property
+    def events(self) -> int:
+        return self.naive_valids + (2 * self.num_hands if self.valids else 0)
+
+    # One event block: kind (answer, reactions), question, answer, moderator, then per seat
+    # the reaction (none, pass, call) and the hand a caller showed.
+    @property
+    def event_question(self) -> int:
+        return 2
+
+    @property
+    def event_answer(self) -> int:
+        return 2 + self.deck_size
+
+    @property
+    def event_moderator(self) -> int:
+        return self.event_answer + 1
+
+    @property
+    def event_reactions(self) -> int:
+        return self.event_moderator + self.num_players + 1
+
+    @property
+    def seat_block(self) -> int:
+        return 3 + self.num_hands
+
+    @property
+    def event_size(self) -> int:
+        return self.event_reactions + self.num_players * self.seat_block
+
+    @property
+    def size(self) -> int:
+        return self.events + EVENTS * self.event_size
+
+
+@dataclass(frozen=True)
+class Event:
+    """An answer (``question``/``answer``/``moderator``) or a reaction phase
+    (``reactions[p]``: None for a player who did not react, 0 pass, 1 + hand called;
+    ``shown[p]``: the hand a caller showed)."""
+
+    question: int | None = None
+    answer: int | None = None
+    moderator: int | None = None
+    reactions: tuple[int | None, ...] | None = None
+    shown: tuple[int | None, ...] | None = None
+
+
+class EggHeadRules(Rules):
+    """Configuration of an EggHead game; see :mod:`hiddenhand.envs.egghead_v0`."""
+
+    name = "egghead"
+    min_players = MIN_PLAYERS
+    max_players = MAX_PLAYERS
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        cards_per_player: int = 3,
+        num_values: int = 6,
+        target_score: int = 10,
+        moderator: str = "external",
+        deck: str = "standard",
+        max_questions: int = 1000,
+        valids_in_observation: bool = False,
+        analysts: str = "all",
+    ) -> None:
+        super().__init__(
+            num_players=check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS),
+            cards_per_player=check_int("cards_per_player", cards_per_player, 1, 4),
+            num_values=check_int("num_values", num_values, 2, 9),
+            target_score=check_int("target_score", target_score, 1, 1000),
+            moderator=check_choice("moderator", moderator, MODERATORS),
+            deck=deck,
+            max_questions=check_int("max_questions", max_questions, 1, 1_000_000),
+            valids_in_observation=check_bool("valids_in_observation", valids_in_observation),
+            analysts=analysts,
+        )
+        p = self.params
+        self.hands = Hands(p["cards_per_player"], p["num_values"])
+        if float(len(self.hands)) ** p["num_players"] > 56.0**MAX_PLAYERS:
+            raise ValueError(
+                f"{len(self.hands)} hands ({p['cards_per_player']} cards of {p['num_values']} values) for "
+                f"{p['num_players']} players make {float(len(self.hands)) ** p['num_players']:.3g} deals; the engine "
+                f"keeps every deal and allows at most 56^{MAX_PLAYERS} = {56.0**MAX_PLAYERS:.3g}"
+            )
+        self.deck: list[Question] = deck_from(deck, p["cards_per_player"], p["num_values"])
+        self.analysts = parse_analysts(analysts, p["num_players"])
+        self.layout = ObservationLayout(p["num_players"], len(self.hands), len(self.deck), p["valids_in_observation"])
+        self.answer_scale = float(p["num_players"] * p["cards_per_player"] * p["num_values"])
+        self.utility_sum = 0.0
+
+    @property
+    def num_players(self) -> int:
+        return self.params["num_players"]
+
+    @property
+    def num_actions(self) -> int:
+        return len(self.hands) + 1
+
+    @property
+    def observation_size(self) -> int:
+        return self.layout.size
+
+    @property
+    def max_chance_outcomes(self) -> int:
+        return max(len(self.hands), len(self.deck))
+
+    @property
+    def max_game_length(self) -> int:
+        return self.params["max_questions"] * MAX_PHASES * self.num_players
+
+    @property
+    def utility_range(self) -> tuple[float, float]:
+        return (-1.0, 1.0)
+
+    def new_initial_state(self) -> "EggHeadState":
+        return EggHeadState(self)
+
+    def call_action(self, hand) -> int:
+        """The action that calls ``hand`` (0 passes)."""
+        return 1 + self.hands.of(hand)
+
+    def prompt(self, state: State, player: int) -> str:
+        return "Pass (0 or Enter), or call your hand, e.g. 1 2 2:"
+
+    def parse_action(self, text: str, state: State, player: int) -> int:
+        """Empty, 0 or "pass" passes; values such as "1 2 2" or "122" call that hand."""
+        word = text.strip().lower()
+        if word in ("", "0", "pass", "p"):
+            return 0
+        digits = [int(ch) for ch in word if ch.isdigit()]
+        try:
+            return self.call_action(digits)
+        except ValueError as err:
+            raise ValueError(f"{err}; or press Enter to pass") from None
+
+
+class EggHeadState(State):
+    """An EggHead position; see the module docstring of ``egghead_v0`` for the turn order."""
+
+    def __init__(self, rules: EggHeadRules) -> None:
+        self.rules = rules
+        n = rules.num_players
+        self.knowledge = Knowledge(n, rules.params["cards_per_player"], rules.params["num_values"], rules.analysts, rules.deck)
+        self.hands: list[int | None] = [None] * n
+        self.scores = [0] * n
+        self.events: list[Event] = []
+        self.dealt_at = [0] * n  # index into events when each hand was dealt
+        self.questions = 0
+        self.moderator: int | None = None
+        self.phase_in_round = 0
+        self.reactions: list[int | None] = []
+        self.round_changed = False
+        self._to_deal = list(range(n))
+        self._player = CHANCE
+        self._returns = [0.0] * n
+        self._truncated = False
+
+    # ----------------------------------------------------------------- protocol
+    def current_player(self) -> int:
+        return self._player
+
+    def _reactors(self) -> list[int]:
+        return [p for p in range(self.rules.num_players) if p != self.moderator]
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        mover = self._player
+        if player is None:
+            player = mover
+        if mover == CHANCE:
+            return [a for a, _ in self.chance_outcomes()] if player == CHANCE else []
+        if mover == TERMINAL or player < 0 or not self._still_to_react(player):
+            return []
+        return list(range(self.rules.num_actions))
+
+    def _still_to_react(self, player: int) -> bool:
+        return player in self._reactors() and player >= len(self.reactions) and self._player != CHANCE
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self._player != CHANCE:
+            return []
+        if self._to_deal:
+            return [(h, float(p)) for h, p in enumerate(self.rules.hands.probabilities)]
+        d = len(self.rules.deck)
+        return [(q, 1.0 / d) for q in range(d)]
+
+    def apply(self, action: int) -> None:
+        player = self._player
+        legal = self.legal_actions()
+        if action not in legal:
+            raise self._illegal(action, legal)
+        action = int(action)
+        if player == CHANCE:
+            if self._to_deal:
+                self._deal(action)
+            else:
+                self._ask(action)
+            return
+        self.reactions.append(action)
+        while len(self.reactions) < self.rules.num_players and len(self.reactions) == self.moderator:
+            self.reactions.append(None)  # the moderator does not react
+        if len(self.reactions) < self.rules.num_players:
+            self._player = len(self.reactions)
+        else:
+            self._resolve_reactions()
+
+    def returns(self) -> list[float]:
+        return list(self._returns)
+
+    def is_truncated(self) -> bool:
+        return self._truncated
+
+    def clone(self) -> "EggHeadState":
+        other = object.__new__(EggHeadState)
+        other.__dict__.update(self.__dict__)
+        other.knowledge = object.__new__(Knowledge)
+        other.knowledge.__dict__.update(self.knowledge.__dict__)
+        other.knowledge.public = self.knowledge.public.copy()
+        other.knowledge.naive = self.knowledge.naive.copy()
+        for name in ("hands", "scores", "events", "dealt_at", "reactions", "_to_deal", "_returns"):
+            setattr(other, name, list(getattr(self, name)))
+        return other
+
+    # ----------------------------------------------------------------- views
+    def hand(self, player: int) -> tuple[int, ...]:
+        return self.rules.hands.tuples[self.hands[player]]
+
+    def deal(self) -> list[tuple[int, ...]]:
+        return [self.hand(p) for p in range(self.rules.num_players)]
+
+    def valids(self, player: int) -> list[tuple[int, ...]]:
+        """The hands ``player`` considers possible under behavioural analysis (falling back to
+        answers alone when the others' reactions broke the model: see ``egghead_v0``)."""
+        found = self.knowledge.valids(player, self.deal())
+        return found or self.knowledge.naive_valids(player, self.deal())
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        rules, layout = self.rules, self.rules.layout
+        n, h = rules.num_players, len(rules.hands)
+        obs = np.zeros(layout.size, dtype=np.float32)
+        obs[layout.seat + player] = 1.0
+        obs[layout.moderator + (n if self.moderator is None else (self.moderator - player) % n)] = 1.0
+        for rel in range(n):
+            p = (player + rel) % n
+            obs[layout.scores + rel] = self.scores[p] / rules.params["target_score"]
+            if rel and self.hands[p] is not None:
+                obs[layout.hands + (rel - 1) * h + self.hands[p]] = 1.0
+        if layout.valids and self.hands[player] is not None:
+            hands = rules.hands
+            for offset, found in ((layout.naive_valids, self.knowledge.naive_valids(player, self.deal())), (layout.valids_mask, self.valids(player))):
+                obs[offset + np.array([hands.index[v] for v in found], dtype=np.intp)] = 1.0
+        recent = self.events[self.dealt_at[player] :][-EVENTS:]
+        for k, event in enumerate(recent):
+            self._encode_event(obs, layout.events + k * layout.event_size, event, player)
+        return obs
+
+    def _encode_event(self, obs: np.ndarray, base: int, event: Event, player: int) -> None:
+        layout, n = self.rules.layout, self.rules.num_players
+        if event.question is not None:
+            obs[base] = 1.0
+            obs[base + layout.event_question + event.question] = 1.0
+            obs[base + layout.event_answer] = event.answer / self.rules.answer_scale
+            obs[base + layout.event_moderator + (n if event.moderator is None else (event.moderator - player) % n)] = 1.0
+            return
+        obs[base + 1] = 1.0
+        for rel in range(n):
+            p = (player + rel) % n
+            seat = base + layout.event_reactions + rel * layout.seat_block
+            reaction = event.reactions[p]
+            obs[seat + (0 if reaction is None else 1 if reaction == 0 else 2)] = 1.0
+            if event.shown[p] is not None:
+                obs[seat + 3 + event.shown[p]] = 1.0
+
+    def information_state_string(self, player: int) -> str:
+        hands = self.rules.hands.tuples
+        parts = [f"p{player} scores {self.scores}"]
+        for event in self.events:
+            parts.append(self._event_text(event, hands))
+        others = ", ".join(f"p{p}={hands[h]}" for p, h in enumerate(self.hands) if p != player and h is not None)
+        parts.append(f"now {others}")
+        if self.reactions:
+            parts.append(f"reacted {len(self.reactions)}")  # who has reacted, not how: reactions are hidden until all are in
+        return " | ".join(parts)
+
+    def _event_text(self, event: Event, hands) -> str:
+        if event.question is not None:
+            return f"{self.rules.deck[event.question].id}={event.answer}"
+        shown = ",".join(f"p{p}:{'call ' + str(hands[s]) if s is not None else 'pass'}" for p, s in enumerate(event.shown) if event.reactions[p] is not None)
+        return f"react {shown}"
+
+    def action_to_string(self, player: int, action: int) -> str:
+        if player == CHANCE:
+            if self._to_deal:
+                return f"Deal {self.rules.hands.tuples[action]}"
+            return f"Ask {self.rules.deck[action].id}"
+        return "Pass" if action == 0 else f"Call {self.rules.hands.tuples[action - 1]}"
+
+    def render(self, viewer: int | None = None) -> str:
+        rules, hands = self.rules, self.rules.hands.tuples
+        name = (lambda p: "you" if p == viewer else f"player_{p}")  # noqa: E731
+        lines = [f"Question {self.questions} · scores: " + ", ".join(f"{name(p)} {s}" for p, s in enumerate(self.scores))]
+        for event in self.events[-3:]:
+            if event.question is not None:
+                who = "the moderator" if event.moderator is None else name(event.moderator)
+                lines.append(f"{who} asked: {rules.deck[event.question].text} Answer: {event.answer}")
+            else:
+                said = [f"{name(p)} {'passed' if r == 0 else f'called {hands[r - 1]} (held {hands[event.shown[p]]})'}" for p, r in enumerate(event.reactions) if r is not None]
+                lines.append("Reactions: " + "; ".join(said))
+        for p in range(rules.num_players):
+            if self.hands[p] is None:
+                continue
+            shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
+            lines.append(f"{name(p)}: {shown}")
+        if viewer is not None and self.hands[viewer] is not None and self._player != TERMINAL:
+            lines.append(f"Hands you still consider possible: {len(self.valids(viewer))}")
+        if self._player == TERMINAL:
+            lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------------- mechanics
+    def _deal(self, hand: int) -> None:
+        player = self._to_deal.pop(0)
+        self.hands[player] = hand
+        self.dealt_at[player] = len(self.events)
+        if self._to_deal:
+            return
+        if self.round_changed and self.phase_in_round < MAX_PHASES:
+            self._start_phase()
+        else:
+            self._next_round()
+
+    def _next_round(self) -> None:
+        if self.questions >= self.rules.params["max_questions"]:
+            self._truncated = True
+            self._finish([0.0] * self.rules.num_players)
+            return
+        self._player = CHANCE
+
+    def _ask(self, question: int) -> None:
+        rules = self.rules
+        if rules.params["moderator"] == "rotating":
+            self.moderator = self.questions % rules.num_players
+        q = rules.deck[question]
+        answer = self.knowledge.answer(q.id, self.deal(), self.moderator)
+        self.knowledge.announce_answer(q.id, answer, self.moderator)
+        self.events.append(Event(question=question, answer=answer, moderator=self.moderator))
+        self.questions += 1
+        self.phase_in_round = 0
+        self._start_phase()
+
+    def _start_phase(self) -> None:
+        self.phase_in_round += 1
+        self.reactions = []
+        if self.moderator == 0:
+            self.reactions.append(None)
+        self._player = len(self.reactions)
+
+    def _resolve_reactions(self) -> None:
+        reactions = self.reactions
+        called = {p: r != 0 for p, r in enumerate(reactions) if r is not None}
+        changed = self.knowledge.announce_reactions(called)
+        callers = [p for p, c in called.items() if c]
+        shown = [None] * self.rules.num_players
+        for p in callers:
+            shown[p] = self.hands[p]
+            if reactions[p] - 1 == self.hands[p]:
+                self.scores[p] += 1
+            self.knowledge.reveal_solution(p, self.hand(p))
+        self.events.append(Event(reactions=tuple(reactions), shown=tuple(shown)))
+        self.reactions = []
+        target = self.rules.params["target_score"]
+        winners = [p for p, s in enumerate(self.scores) if s >= target]
+        if winners:
+            losers = self.rules.num_players - len(winners)
+            self._finish([1.0 / len(winners) if p in winners else (-1.0 / losers if losers else 0.0) for p in range(self.rules.num_players)])
+            return
+        self.round_changed = changed or bool(callers)
+        if callers:
+            self._to_deal = callers
+            self._player = CHANCE
+        elif changed and self.phase_in_round < MAX_PHASES:
+            self._start_phase()
+        else:
+            self._next_round()
+
+    def _finish(self, returns: list[float]) -> None:
+        self._player = TERMINAL
+        self._returns = returns
+
