@@ -2,14 +2,14 @@
 evaluation, naive deduction against a replay of the answers, and behavioural analysis
 against the study's per-player conditional tables implemented literally."""
 
-import itertools
-
 import numpy as np
 import pytest
 
 from hiddenhand.envs.egghead import Knowledge
 from hiddenhand.envs.egghead_deck import Hands, deck_from, standard_deck
 from hiddenhand.envs.egghead_knowledge import answer_grid
+
+from egghead_reference import ConditionalTables
 
 EXAMPLE = [(1, 2, 2), (4, 5, 6), (3, 3, 3)]
 
@@ -105,62 +105,6 @@ def test_truth_is_never_ruled_out_and_naive_deduction_replays_the_answers(analys
                 )
                 expected.append(v) if ok else None
             assert k.naive_valids(p, deal) == expected
-
-
-class ConditionalTables:
-    """The study's section 4, literally: one table per player mapping the others' hands to
-    the set of hands that player would consider possible; eq. 2, 3, 4 and 5 as written."""
-
-    def __init__(self, num_players, hands, deck):
-        self.n, self.hands, self.deck = num_players, hands, deck
-        self.h = len(hands)
-        self.tables = [
-            {rest: set(range(self.h)) for rest in itertools.product(range(self.h), repeat=num_players - 1)}
-            for _ in range(num_players)
-        ]
-
-    @staticmethod
-    def _with(rest, p, v):
-        return rest[:p] + (v,) + rest[p:]
-
-    def answer(self, question, deal):
-        counts = self.hands.counts[list(deal)][None]
-        return int(np.asarray(self.deck[question].answer(counts))[0])
-
-    def eq2(self, question, answer):
-        for p, table in enumerate(self.tables):
-            for rest, valids in table.items():
-                table[rest] = {v for v in valids if self.answer(question, self._with(rest, p, v)) == answer}
-
-    def eq3_eq4(self, reactions):
-        for p, table in enumerate(self.tables):
-            for rest, valids in table.items():
-                if (len(valids) == 1) != reactions[p]:
-                    table[rest] = set()
-        new = []
-        for p, table in enumerate(self.tables):
-            updated = {}
-            for rest, valids in table.items():
-                keep = set()
-                for v in valids:
-                    deal = self._with(rest, p, v)
-                    others = [k for k in range(self.n) if k != p]
-                    if all(deal[k] in self.tables[k][deal[:k] + deal[k + 1 :]] for k in others):
-                        keep.add(v)
-                updated[rest] = keep
-            new.append(updated)
-        self.tables = new
-
-    def eq5(self, k, shown):
-        self.tables[k] = {rest: set(range(self.h)) for rest in self.tables[k]}
-        for p, table in enumerate(self.tables):
-            if p == k:
-                continue
-            kk = k if k < p else k - 1  # k's position among the others of p
-            table.update({rest: table[rest[:kk] + (shown,) + rest[kk + 1 :]] for rest in list(table)})
-
-    def valids(self, p, deal):
-        return sorted(self.tables[p][tuple(deal[:p]) + tuple(deal[p + 1 :])])
 
 
 def test_behavioural_analysis_equals_the_studys_conditional_tables(rng):
