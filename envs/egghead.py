@@ -389,7 +389,9 @@ class EggHeadState(State):
             shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
             lines.append(f"{name(p)}: {shown}")
         if viewer is not None and self.hands[viewer] is not None and self._player != TERMINAL:
-            lines.append(f"Hands you still consider possible: {len(self.valids(viewer))}")
+            valids = self.valids(viewer)
+            listed = ": " + " ".join("".join(map(str, v)) for v in valids) if len(valids) <= 10 else ""
+            lines.append(f"Hands you still consider possible: {len(valids)}{listed}")
         if self._player == TERMINAL:
             lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
         return "\n".join(lines)

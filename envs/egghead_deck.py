@@ -104,13 +104,14 @@ def _twins(c: np.ndarray) -> np.ndarray:
 
 
 def standard_deck(cards_per_player: int = 3, num_values: int = 6) -> list[Question]:
-    """The project's deck: 23 questions plus one "how many cards show a k?" per value
-    (29 for six values). It includes the study's "how many values are missing?"."""
+    """The project's deck: 24 questions plus one "how many cards show a k?" per value
+    (30 for six values). It includes the study's "how many values are missing?"."""
     n, v = cards_per_player, num_values
     high = v // 2 + 1
     big = n * (v + 1) // 2
     deck = [
         Question("missing_values", f"How many of the values 1 to {v} are on no card?", lambda c: (_table(c) == 0).sum(-1)),
+        Question("distinct_values", "How many different values are on the cards?", lambda c: (_table(c) > 0).sum(-1)),
         Question("total", "What do all the cards add up to?", lambda c: _hand_sums(c).sum(-1)),
         Question("odd_cards", "How many cards show an odd value?", lambda c: _table(c)[..., 0::2].sum(-1)),
         Question("even_total", "Do all the cards add up to an even number?", lambda c: (_hand_sums(c).sum(-1) % 2 == 0)),

@@ -6,7 +6,7 @@
 | Actions            | Discrete(57) for 3 cards of 6 values: pass, or call a hand |
 | Parallel API       | No (rounds have chance moves between reaction phases)      |
 | Agents             | `player_0` .. `player_{num_players-1}`                     |
-| Observation shape  | see below (8,917 floats for the defaults)                  |
+| Observation shape  | see below (8,949 floats for the defaults)                  |
 | Observation values | [0, 1]                                                     |
 
 ## Rules
@@ -46,7 +46,7 @@ phase share the win (ties are possible).
 - `moderator`: `"external"`, a non-playing moderator who sees every hand (the study's
   setup); `"rotating"`: player k moderates question k (modulo the number of players),
   answers about the hands they see and does not react that round.
-- `deck`: `"standard"` (29 questions for six values, listed in the README) or
+- `deck`: `"standard"` (30 questions for six values, listed in the README) or
   comma-separated question ids (`"missing_values,total"`).
 - `max_questions`: the game stops as a draw (0 to everyone; a truncation in the AEC env)
   after this many questions.
@@ -90,7 +90,7 @@ With `P` players, `H` hands and `D` questions:
 An event is an answer or a reaction phase: kind (2), question one-hot (D), answer /
 (P x cards x values), moderator (P + 1), and per seat the reaction (none, pass, call; 3)
 and the hand a caller showed (H). Older events drop out of the window; with
-`valids_in_observation=True` the masks keep what they taught. 8,917 floats for the
+`valids_in_observation=True` the masks keep what they taught. 8,949 floats for the
 defaults (without valids). The information-state string (OpenSpiel) holds the whole
 history.
 

@@ -145,6 +145,8 @@ def write_report(result: ExperimentResult, out_dir: str | Path) -> dict:
             cdf = np.cumsum(result.pmf(k, points))
             ax.step(np.arange(len(cdf)), cdf, where="post", label=f"{k} (mean {(np.arange(len(cdf)) * result.pmf(k, points)).sum():.1f})")
     for ax, points in zip(axes[:2], (1, 10)):
+        tail = max(int(np.searchsorted(np.cumsum(result.pmf(k, points)), 0.999)) for k in result.kinds())
+        ax.set_xlim(0, tail + 1)
         ax.set_xlabel("rounds")
         ax.set_ylabel("probability")
         ax.set_title(f"rounds needed to score {points} point{'s' if points > 1 else ''}")
