@@ -322,7 +322,7 @@ class EggHeadState(State):
             obs[layout.scores + rel] = self.scores[p] / rules.params["target_score"]
             if rel and self.hands[p] is not None:
                 obs[layout.hands + (rel - 1) * h + self.hands[p]] = 1.0
-        if layout.valids and self.hands[player] is not None:
+        if layout.valids and None not in self.hands:
             hands = rules.hands
             for offset, found in ((layout.naive_valids, self.knowledge.naive_valids(player, self.deal())), (layout.valids_mask, self.valids(player))):
                 obs[offset + np.array([hands.index[v] for v in found], dtype=np.intp)] = 1.0
@@ -388,7 +388,7 @@ class EggHeadState(State):
                 continue
             shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
             lines.append(f"{name(p)}: {shown}")
-        if viewer is not None and self.hands[viewer] is not None and self._player != TERMINAL:
+        if viewer is not None and None not in self.hands and self._player != TERMINAL:
             valids = self.valids(viewer)
             listed = ": " + " ".join("".join(map(str, v)) for v in valids) if len(valids) <= 10 else ""
             lines.append(f"Hands you still consider possible: {len(valids)}{listed}")
@@ -451,7 +451,8 @@ class EggHeadState(State):
         winners = [p for p, s in enumerate(self.scores) if s >= target]
         if winners:
             losers = self.rules.num_players - len(winners)
-            self._finish([1.0 / len(winners) if p in winners else (-1.0 / losers if losers else 0.0) for p in range(self.rules.num_players)])
+            # Winners share +1 and losers -1; when everyone reaches the target at once, nobody wins.
+            self._finish([(1.0 / len(winners) if p in winners else -1.0 / losers) if losers else 0.0 for p in range(self.rules.num_players)])
             return
         self.round_changed = changed or bool(callers)
         if callers:

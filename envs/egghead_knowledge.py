@@ -41,8 +41,9 @@ from hiddenhand.envs.egghead_deck import Hands, Question, standard_deck
 MIN_PLAYERS, MAX_PLAYERS = 3, 5
 _CACHE_BYTES = 1 << 30
 _answer_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
-"""Answer grids by (hands, question, seen players): every question is evaluated on every
-deal once per process, then each announcement is one comparison. Capped at 1 GiB."""
+"""Answer grids by (hands, question, seen players), so that an announcement is one
+comparison. Capped at 1 GiB, the least recently used dropped first: every question of the
+deck fits at four players (9.8 MB a grid), one at a time at five (551 MB)."""
 
 Hand = Sequence[int]
 
@@ -69,7 +70,7 @@ def _multisets(h: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         for first in range(h):  # one slice at a time: the sort needs k times the slice's size
             deals = np.sort(np.column_stack([np.full(len(rest), first), rest]), axis=1)
             rank[first] = _rank(deals, binom).reshape((h,) * (k - 1))
-        _multiset_cache[(h, k)] = (sets[order].astype(np.uint8), rank)
+        _multiset_cache[(h, k)] = (sets[order].astype(np.uint16), rank)
     return _multiset_cache[(h, k)]
 
 
@@ -202,4 +203,4 @@ class Knowledge:
     def _knows_everywhere(self, player: int) -> np.ndarray:
         """For every combination of the others' hands: does ``player`` know theirs?"""
         table = self.public if player in self.analysts else self.naive
-        return table.sum(axis=player, dtype=np.uint8, keepdims=True) == 1
+        return table.sum(axis=player, dtype=np.uint16, keepdims=True) == 1

@@ -70,8 +70,9 @@ moderator and players who have reacted have an all-zero mask. An illegal action 
 
 ## Rewards
 
-When the game ends, the winners share +1 and the others share -1 (zero-sum); 0 on every
-other step, and 0 to everyone at `max_questions`.
+When the game ends, the winners share +1 and the others share -1 (zero-sum; 0 to everyone
+if all reach the target together); 0 on every other step, and 0 to everyone at
+`max_questions`.
 
 ## Observation
 

@@ -11,8 +11,9 @@ class ConditionalTables:
     """The study's section 4, literally: one table per player mapping the others' hands to
     the set of hands that player would consider possible; eq. 2, 3, 4 and 5 as written."""
 
-    def __init__(self, num_players, hands, deck):
+    def __init__(self, num_players, hands, deck, analysts=None):
         self.n, self.hands, self.deck = num_players, hands, deck
+        self.analysts = set(range(num_players)) if analysts is None else set(analysts)
         self.h = len(hands)
         self.tables = [
             {rest: set(range(self.h)) for rest in itertools.product(range(self.h), repeat=num_players - 1)}
@@ -23,22 +24,30 @@ class ConditionalTables:
     def _with(rest, p, v):
         return rest[:p] + (v,) + rest[p:]
 
-    def answer(self, question, deal):
-        counts = self.hands.counts[list(deal)][None]
+    def answer(self, question, deal, moderator=None):
+        """Eq. 6: a playing moderator answers about the hands they see."""
+        seen = [h for p, h in enumerate(deal) if p != moderator]
+        counts = self.hands.counts[seen][None]
         return int(np.asarray(self.deck[question].answer(counts))[0])
 
-    def eq2(self, question, answer):
+    def eq2(self, question, answer, moderator=None):
         for p, table in enumerate(self.tables):
             for rest, valids in table.items():
-                table[rest] = {v for v in valids if self.answer(question, self._with(rest, p, v)) == answer}
+                table[rest] = {v for v in valids if self.answer(question, self._with(rest, p, v), moderator) == answer}
 
     def eq3_eq4(self, reactions):
+        """Eq. 3 for every player who reacted; eq. 4 for the analysts' tables only (remark A.5)."""
         for p, table in enumerate(self.tables):
+            if p not in reactions:
+                continue
             for rest, valids in table.items():
                 if (len(valids) == 1) != reactions[p]:
                     table[rest] = set()
         new = []
         for p, table in enumerate(self.tables):
+            if p not in self.analysts:
+                new.append(table)
+                continue
             updated = {}
             for rest, valids in table.items():
                 keep = set()

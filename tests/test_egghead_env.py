@@ -54,6 +54,21 @@ def test_a_wrong_call_scores_nothing_and_ties_share_the_win():
     assert state.scores == [0, 1, 1] and state.returns() == [-1.0, 0.5, 0.5]
 
 
+def test_everyone_reaching_the_target_together_is_a_draw():
+    rules, state = example_state(target_score=1)
+    for hand in EXAMPLE:
+        state.apply(rules.call_action(hand))
+    assert state.is_terminal() and state.returns() == [0.0, 0.0, 0.0]
+
+
+def test_observations_while_hands_are_being_dealt():
+    rules = EggHeadRules(num_players=3, valids_in_observation=True)
+    state = rules.new_initial_state()
+    state.apply(0)
+    assert state.observation_tensor(1).shape == (rules.observation_size,)
+    assert "player_0: (1, 1, 1)" in state.render(1)
+
+
 def test_nobody_knowing_and_nothing_changing_ends_the_round():
     rules = EggHeadRules(num_players=3, deck="even_total")
     state = rules.new_initial_state()

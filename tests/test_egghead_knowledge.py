@@ -7,7 +7,7 @@ import pytest
 
 from hiddenhand.envs.egghead import Knowledge
 from hiddenhand.envs.egghead_deck import Hands, deck_from, standard_deck
-from hiddenhand.envs.egghead_knowledge import answer_grid
+from hiddenhand.envs.egghead_knowledge import _multisets, answer_grid
 
 from egghead_reference import ConditionalTables
 
@@ -107,26 +107,33 @@ def test_truth_is_never_ruled_out_and_naive_deduction_replays_the_answers(analys
             assert k.naive_valids(p, deal) == expected
 
 
-def test_behavioural_analysis_equals_the_studys_conditional_tables(rng):
-    """Three players with one card of four values (4 hands, 64 deals): every update of the
-    master table against the per-player tables of the study, through a whole game."""
-    k = Knowledge(3, cards_per_player=1, num_values=4)
-    literal = ConditionalTables(3, k.hands, k.deck)
+@pytest.mark.parametrize("analysts, rotating", [(None, False), ({0}, False), ({0, 1}, True), (None, True)])
+def test_behavioural_analysis_equals_the_studys_conditional_tables(analysts, rotating, rng):
+    """Three players with one card of four values (4 hands, 64 deals): the master table
+    against the study's per-player tables through a whole game, with everyone analysing or
+    only some (remark A.5: naive players' tables get no cross-referencing), and with the
+    moderator external or rotating (remark A.4). Each player's own valids must agree."""
+    k = Knowledge(3, cards_per_player=1, num_values=4, analysts=analysts)
+    literal = ConditionalTables(3, k.hands, k.deck, analysts)
     hands = k.hands
     deal = [int(x) for x in rng.integers(len(hands), size=3)]
     ids = list(k.deck)
-    for _ in range(30):
+    learned = 0
+    for r in range(30):
+        mod = r % 3 if rotating else None
         q = ids[rng.integers(len(ids))]
-        a = literal.answer(q, deal)
-        k.announce_answer(q, a)
-        literal.eq2(q, a)
+        a = literal.answer(q, deal, mod)
+        k.announce_answer(q, a, mod)
+        literal.eq2(q, a, mod)
         tuples = [hands.tuples[d] for d in deal]
         while True:
-            reactions = {p: k.knows(p, tuples) for p in range(3)}
+            reactions = {p: k.knows(p, tuples) for p in range(3) if p != mod}
             changed = k.announce_reactions(reactions)
             literal.eq3_eq4(reactions)
             for p in range(3):
-                assert [hands.index[v] for v in k.valids(p, tuples)] == literal.valids(p, deal)
+                own = k.valids(p, tuples) if p in k.analysts else k.naive_valids(p, tuples)
+                assert [hands.index[v] for v in own] == literal.valids(p, deal)
+                learned += p in k.analysts and k.valids(p, tuples) != k.naive_valids(p, tuples)
             callers = [p for p, c in reactions.items() if c]
             for p in callers:
                 k.reveal_solution(p, tuples[p])
@@ -135,8 +142,14 @@ def test_behavioural_analysis_equals_the_studys_conditional_tables(rng):
                 tuples[p] = hands.tuples[deal[p]]
             if not callers and not changed:
                 break
-        for p in range(3):
-            assert [hands.index[v] for v in k.valids(p, tuples)] == literal.valids(p, deal)
+    assert learned > 0  # behaviour did teach the analysts something
+
+
+def test_multiset_numbering_beyond_256_hands():
+    sets, rank = _multisets(300, 2)
+    assert len(sets) == 300 * 301 // 2
+    for i, j in [(0, 0), (5, 299), (299, 5), (256, 257), (299, 299)]:
+        assert sorted(map(int, sets[rank[i, j]])) == sorted((i, j))
 
 
 def test_clear_errors():

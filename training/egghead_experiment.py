@@ -56,15 +56,21 @@ class ExperimentResult:
 
     def pmf(self, kind: str, points: int = 1) -> np.ndarray:
         """Distribution of the rounds needed for ``points`` points (index = rounds)."""
-        one = np.bincount(self.samples(kind)).astype(float)
+        samples = self.samples(kind)
+        if not len(samples):
+            raise ValueError(f"no {kind} player scored in {self.rounds} rounds: play more rounds")
+        one = np.bincount(samples).astype(float)
         one /= one.sum()
         out = np.array([1.0])
         for _ in range(points):
             out = np.convolve(out, one)
         return out
 
-    def win_probabilities(self, target: int = 10) -> list[float]:
-        """Each player's chance of being first to ``target`` points (ties count as wins)."""
+    def win_probabilities(self, target: int = 10) -> list[float] | None:
+        """Each player's chance of being first to ``target`` points (ties count as wins);
+        ``None`` while some kind of player has not scored yet."""
+        if any(self.kind(p) not in self.kinds() for p in range(self.num_players)):
+            return None
         pmfs = {k: self.pmf(k, target) for k in self.kinds()}
         length = max(len(p) for p in pmfs.values())
         pmfs = {k: np.pad(p, (0, length - len(p))) for k, p in pmfs.items()}
@@ -145,14 +151,14 @@ def write_report(result: ExperimentResult, out_dir: str | Path) -> dict:
             cdf = np.cumsum(result.pmf(k, points))
             ax.step(np.arange(len(cdf)), cdf, where="post", label=f"{k} (mean {(np.arange(len(cdf)) * result.pmf(k, points)).sum():.1f})")
     for ax, points in zip(axes[:2], (1, 10)):
-        tail = max(int(np.searchsorted(np.cumsum(result.pmf(k, points)), 0.999)) for k in result.kinds())
+        tail = max((int(np.searchsorted(np.cumsum(result.pmf(k, points)), 0.999)) for k in result.kinds()), default=10)
         ax.set_xlim(0, tail + 1)
         ax.set_xlabel("rounds")
         ax.set_ylabel("probability")
         ax.set_title(f"rounds needed to score {points} point{'s' if points > 1 else ''}")
         ax.grid(alpha=0.3)
         ax.legend()
-    wins = summary["win_probability_to_10"]
+    wins = summary["win_probability_to_10"] or [0.0] * result.num_players
     colours = ["tab:orange" if result.kind(p) == "analyst" else "tab:blue" for p in range(result.num_players)]
     axes[2].bar([f"player_{p}\n{result.kind(p)}" for p in range(result.num_players)], wins, color=colours)
     axes[2].set_ylabel("probability of reaching 10 first (ties count)")
