@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Callable
 
 from hiddenhand.agents.base import Agent, RandomAgent
+from hiddenhand.agents.bid_spoof import BidSpoofHeuristic
 from hiddenhand.agents.egghead import BehaviouralAnalyst, NaiveDeducer
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
 from hiddenhand.agents.spoof import SpoofEquilibriumAgent, SpoofHeuristic
+from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.envs.egghead import EggHeadRules
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.files import read_npz_meta
@@ -50,6 +52,12 @@ def _spoof_equilibrium(params: dict, seed: int | None = None) -> Agent:
     return SpoofEquilibriumAgent(solution, rules, seed=seed)
 
 
+def _bid_spoof_equilibrium(params: dict, seed: int | None = None) -> Agent:
+    from hiddenhand.solvers.bid_spoof import equilibrium_agent
+
+    return equilibrium_agent(BidSpoofRules(**params), seed=seed)
+
+
 IN_PROCESS_SOLVE_LIMIT = 10
 """The equilibrium agent solves up to this many cards when it is created (seconds)."""
 
@@ -67,6 +75,11 @@ AGENTS: dict[str, dict[str, Callable[..., Agent]]] = {
         "heuristic": lambda params, seed=None: SpoofHeuristic(SpoofRules(**params), seed=seed),
         "equilibrium": _spoof_equilibrium,
     },
+    "bid_spoof": {
+        "random": lambda params, seed=None: RandomAgent(seed=seed),
+        "heuristic": lambda params, seed=None: BidSpoofHeuristic(BidSpoofRules(**params), seed=seed),
+        "equilibrium": _bid_spoof_equilibrium,
+    },
     "egghead": {
         "random": lambda params, seed=None: RandomAgent(seed=seed),
         "naive": lambda params, seed=None: NaiveDeducer(EggHeadRules(**params), seed=seed),
@@ -80,6 +93,7 @@ HEURISTICS = {
     "goofspiel": ["random", *GOOFSPIEL_LEVELS],
     "spoof": ["random", "heuristic"],
     "egghead": ["random", "naive", "analyst"],
+    "bid_spoof": ["random", "heuristic"],
 }
 """The rule-based agents of each game (a tournament's default field)."""
 
@@ -142,6 +156,7 @@ __all__ = [
     "AGENTS",
     "Agent",
     "BehaviouralAnalyst",
+    "BidSpoofHeuristic",
     "GoofspielHeuristic",
     "HEURISTICS",
     "NaiveDeducer",

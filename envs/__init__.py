@@ -11,14 +11,20 @@ from types import ModuleType
 
 import pettingzoo
 
-from hiddenhand.envs import egghead_v0, goofspiel_v0, spoof_v0
+from hiddenhand.envs import bid_spoof_v0, egghead_v0, goofspiel_v0, spoof_v0
 
-ENV_MODULES: dict[str, ModuleType] = {"goofspiel": goofspiel_v0, "spoof": spoof_v0, "egghead": egghead_v0}
+ENV_MODULES: dict[str, ModuleType] = {
+    "goofspiel": goofspiel_v0,
+    "spoof": spoof_v0,
+    "egghead": egghead_v0,
+    "bid_spoof": bid_spoof_v0,
+}
 """Game name -> its env module (with ``raw_env``, ``env`` and, if simultaneous, ``parallel_env``)."""
 
 
 def env_id(game: str) -> str:
-    return f"hiddenhand/{game}-v0"
+    """PettingZoo id of a game: ``bid_spoof`` is ``hiddenhand/bid-spoof-v0``."""
+    return f"hiddenhand/{game.replace('_', '-')}-v0"
 
 
 def _register_all() -> None:
@@ -32,4 +38,4 @@ def _register_all() -> None:
 
 _register_all()
 
-__all__ = ["ENV_MODULES", "egghead_v0", "env_id", "goofspiel_v0", "spoof_v0"]
+__all__ = ["ENV_MODULES", "bid_spoof_v0", "egghead_v0", "env_id", "goofspiel_v0", "spoof_v0"]

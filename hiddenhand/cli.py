@@ -14,6 +14,8 @@ from typing import Any, Sequence
 from hiddenhand.agents import AGENTS, HEURISTICS, load_agent
 from hiddenhand.envs import ENV_MODULES
 from hiddenhand.envs.goofspiel import PRIZE_ORDERS, SCORINGS, GoofspielRules
+from hiddenhand.envs.bid_spoof import ZERO_CALLS, BidSpoofRules
+from hiddenhand.envs.bid_spoof import OBJECTIVES as BID_SPOOF_OBJECTIVES
 from hiddenhand.envs.egghead import MODERATORS, EggHeadRules
 from hiddenhand.envs.spoof import OBJECTIVES, SpoofRules
 from hiddenhand.training.cfr import ALGORITHMS
@@ -21,6 +23,7 @@ from hiddenhand.training.cfr import ALGORITHMS
 _GOOFSPIEL = GoofspielRules.param_defaults()
 _SPOOF = SpoofRules.param_defaults()
 _EGGHEAD = EggHeadRules.param_defaults()
+_BID_SPOOF = BidSpoofRules.param_defaults()
 
 
 def _matches(text: str) -> int | tuple[int, int]:
@@ -46,6 +49,13 @@ GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("--objective", dict(dest="objective", choices=OBJECTIVES, default=_SPOOF["objective"], help="play the whole game (+1/-1) or one round (1 right, 0 opponent right, 0.5 neither) (default %(default)s)")),
         ("--max-rounds", dict(dest="max_rounds", type=int, default=_SPOOF["max_rounds"], help="stop the game as a draw after this many rounds (default %(default)s)")),
     ],
+    "bid_spoof": [
+        ("--players", dict(dest="num_players", type=int, default=_BID_SPOOF["num_players"], help="number of players, 2 to 8 (default %(default)s)")),
+        ("--coins", dict(dest="coins", type=int, default=_BID_SPOOF["coins"], help="starting coins, also the most after a cliff, 1 to 5 (default %(default)s)")),
+        ("--zero-call", dict(dest="zero_call", choices=ZERO_CALLS, default=_BID_SPOOF["zero_call"], help="when zero may be said: only to open a round, or by anyone who has not bid in it (default %(default)s)")),
+        ("--objective", dict(dest="objective", choices=BID_SPOOF_OBJECTIVES, default=_BID_SPOOF["objective"], help="the whole game, or one round scored by the coins it moves (default %(default)s)")),
+        ("--max-rounds", dict(dest="max_rounds", type=int, default=_BID_SPOOF["max_rounds"], help="stop the game as a draw after this many rounds (default %(default)s)")),
+    ],
     "egghead": [
         ("--players", dict(dest="num_players", type=int, default=_EGGHEAD["num_players"], help="number of players, 3 to 5 (default %(default)s)")),
         ("--cards", dict(dest="cards_per_player", type=int, default=_EGGHEAD["cards_per_player"], help="cards per player (default %(default)s)")),
@@ -61,14 +71,20 @@ GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
 """Per game: the command-line flags of its keyword arguments (``dest`` is the keyword)."""
 
 
-PLAY_OPPONENT = {"goofspiel": "medium", "spoof": "equilibrium", "egghead": "analyst"}
+PLAY_OPPONENT = {"goofspiel": "medium", "spoof": "equilibrium", "egghead": "analyst", "bid_spoof": "heuristic"}
 """The computer player ``hiddenhand play`` fields by default."""
+
+
+def _command_name(game: str) -> str:
+    """How the command line spells a game: ``bid_spoof`` is ``bid-spoof``."""
+    return game.replace("_", "-")
 
 
 def _add_game_parsers(sub: argparse._SubParsersAction, help_fmt: str) -> dict[str, argparse.ArgumentParser]:
     parsers = {}
     for game in ENV_MODULES:
-        p = sub.add_parser(game, help=help_fmt.format(game=game), description=help_fmt.format(game=game))
+        shown = _command_name(game)
+        p = sub.add_parser(shown, help=help_fmt.format(game=shown), description=help_fmt.format(game=shown))
         group = p.add_argument_group(f"{game} rules")
         for flag, kwargs in GAME_OPTIONS[game]:
             group.add_argument(flag, **kwargs)
@@ -143,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         "game (--param matches=1 --param max_rounds=3); the full Spoof game is solved exactly by "
         "`hiddenhand solve spoof` instead.",
     )
-    cfr.add_argument("--game", choices=list(ENV_MODULES), default="goofspiel", help="the game (default goofspiel)")
+    cfr.add_argument("--game", choices=[_command_name(g) for g in ENV_MODULES], default="goofspiel", help="the game (default goofspiel)")
     cfr.add_argument("--cards", type=int, default=4, help="Goofspiel's num_cards (default 4)")
     cfr.add_argument(
         "--param",
@@ -189,6 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     spoof.add_argument("--matches", type=int, default=3, help="most matches of either player, 1 to 9 (default 3)")
     spoof.add_argument("--objective", choices=OBJECTIVES, default="game", help="the whole game or one round (default game)")
+    bid = solve_games.add_parser(
+        "bid-spoof",
+        help="two-player Bid Spoof, every round-state, by value iteration over exact round LPs",
+        description="Solve two-player Bid Spoof exactly for every round-state (coins of the round's starter, coins "
+        "of the other) up to COINS each, and print the starter's probability of winning the game from each, then "
+        "the starter's equilibrium opening from COINS each: the hand held, and for each hand the opening move. "
+        "A few seconds at 3 coins.",
+    )
+    bid.add_argument("--coins", type=int, default=3, help="starting coins, also the most after a cliff, 1 to 5 (default 3)")
+    bid.add_argument("--zero-call", choices=ZERO_CALLS, default="round_start", help="when zero may be said (default round_start)")
 
     advise = commands.add_parser(
         "advise",
@@ -288,7 +314,28 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    return _solve_spoof(args) if args.game == "spoof" else _solve_goofspiel(args)
+    return {"spoof": _solve_spoof, "bid_spoof": _solve_bid_spoof}.get(args.game, _solve_goofspiel)(args)
+
+
+def _solve_bid_spoof(args: argparse.Namespace) -> int:
+    from hiddenhand.solvers.bid_spoof import solve
+
+    c = args.coins
+    start = time.perf_counter()
+    solution = solve(c, args.zero_call)
+    print(f"Bid Spoof, two players, zero_call={args.zero_call}: probability that the round's starter wins the game, "
+          f"solved in {time.perf_counter() - start:.2f} s ({solution.stochastic.sweeps} sweeps)")
+    print("rows: the starter's coins; columns: the other player's")
+    print("     " + "".join(f"{s:>8}" for s in range(1, c + 1)))
+    for f in range(1, c + 1):
+        print(f"{f:>4} " + "".join(f"{solution.starter_win_probability(f, s):>8.4f}" for s in range(1, c + 1)))
+    hands, openings = solution.opening(c, c)
+    print(f"\nThe starter's opening from {c} coins each (an equilibrium; others may exist):")
+    print("holds: " + _distribution(hands))
+    for hold, moves in sorted(openings.items()):
+        if hands[hold] > 5e-4:
+            print(f"holding {hold}, opens: " + ", ".join(f"{m} {p:.3f}" for m, p in moves.items()))
+    return 0
 
 
 def _solve_spoof(args: argparse.Namespace) -> int:
@@ -377,10 +424,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from hiddenhand.training.evaluation import round_robin
 
     rules = _rules(args)
-    if rules.num_players != 2:
-        raise ValueError(f"tournaments are two-player matches; --players={rules.num_players} is not supported here")
     if args.games < 1:
         raise ValueError(f"--games={args.games} must be at least 1")
+    if rules.num_players > 2:
+        return _table_tournament(args, rules)
     names = list(dict.fromkeys(n.strip() for n in args.agents.split(",") if n.strip()))
     if len(names) < 2:
         raise ValueError(f"--agents={args.agents!r} names fewer than two different agents")
@@ -396,9 +443,29 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table_tournament(args: argparse.Namespace, rules) -> int:
+    """Three or more players: one table, every seating of the named agents."""
+    from hiddenhand.training.evaluation import seatings, tournament
+
+    names = [n.strip() for n in args.agents.split(",") if n.strip()]
+    n = rules.num_players
+    if not names or len(names) > n:
+        raise ValueError(f"--agents={args.agents!r}: name 1 to {n} agents for the {n} seats (repeats allowed)")
+    field_names = [names[i % len(names)] for i in range(n)]  # fill the table in turn
+    field = [(name, load_agent(args.game, name, rules.params, seed=i)) for i, name in enumerate(field_names)]
+    results = tournament(rules, field, args.games, seed=args.seed)
+    print(f"{rules!r}: seats {', '.join(field_names)}; every seating ({len(seatings(field_names))}) plays {args.games} games")
+    print(f"{'agent':<24}{'mean return':>16}{'games':>8}{'best in':>9}")
+    for name, r in sorted(results.items(), key=lambda kv: -kv[1].mean):
+        print(f"{name:<24}{f'{r.mean:+.3f} ± {r.ci95:.3f}':>16}{r.games:>8}{r.wins / r.games:>9.1%}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "game", None):
+        args.game = args.game.replace("-", "_")
     handler = {
         "play": _cmd_play,
         "tournament": _cmd_tournament,

@@ -2,6 +2,6 @@
 OpenSpiel adapter with NashConv curves and plots (self-play to come)."""
 
 from hiddenhand.training.cfr import train_cfr
-from hiddenhand.training.evaluation import MatchResult, head_to_head, play_game, play_games, round_robin
+from hiddenhand.training.evaluation import MatchResult, head_to_head, play_game, play_games, round_robin, tournament
 
-__all__ = ["MatchResult", "head_to_head", "play_game", "play_games", "round_robin", "train_cfr"]
+__all__ = ["MatchResult", "head_to_head", "play_game", "play_games", "round_robin", "tournament", "train_cfr"]

@@ -83,8 +83,8 @@ def train_cfr(
         raise ValueError(f"algorithm={algorithm!r} is not allowed; choose one of: {', '.join(ALGORITHMS)}")
     if iterations < 1 or eval_every < 1:
         raise ValueError(f"iterations={iterations} and eval_every={eval_every} must both be at least 1")
-    if rules.num_players != 2 or rules.utility_sum is None:
-        raise ValueError(f"CFR here measures NashConv of two-player zero-sum or constant-sum games; {rules!r} is not one")
+    if rules.utility_sum is None:
+        raise ValueError(f"CFR here measures NashConv of zero-sum or constant-sum games; {rules!r} is general-sum")
     if rules.max_game_length == 0:
         raise ValueError(f"{rules!r} has no decision to learn")
     out = Path(out_dir)

@@ -8,6 +8,7 @@ heuristic even where it does not matter to the rules.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -94,6 +95,50 @@ def head_to_head(rules: Rules, a: Agent, b: Agent, games: int, seed: int | None 
         raise ValueError(f"head_to_head needs a two-player game; {rules!r} has {rules.num_players}")
     results = play_games(rules, [a, b], games, seed)
     return MatchResult.from_returns(results[:, 0], results[:, 1])
+
+
+def seatings(names: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every distinct way to seat ``names`` (agents of the same name are interchangeable)."""
+    return sorted(set(itertools.permutations(names)))
+
+
+def tournament(
+    rules: Rules, field: Sequence[tuple[str, Agent]], games: int, seed: int = 0, progress: bool = True
+) -> dict[str, MatchResult]:
+    """A table of ``rules.num_players`` players: ``field`` lists who sits at it (a name may
+    appear several times). Every distinct seating of the field plays ``games`` games, so no
+    agent gains from a seat; returns, per name, the mean return with a 95% interval (its
+    ``wins`` count games in which it did best, alone or tied)."""
+    if len(field) != rules.num_players:
+        raise ValueError(f"{rules!r} seats {rules.num_players} players; the field has {len(field)}")
+    if games < 1:
+        raise ValueError(f"games={games} must be at least 1")
+    names = [name for name, _ in field]
+    seeds = np.random.SeedSequence(seed).spawn(len(field) + 1)
+    for (_, agent), s in zip(field, seeds[1:]):
+        agent.seed(s)
+    rng = np.random.default_rng(seeds[0])
+    per_name: dict[str, list[float]] = {name: [] for name, _ in field}
+    best: dict[str, list[bool]] = {name: [] for name, _ in field}
+    orders = seatings(names)
+    with tqdm(total=len(orders) * games, desc="games", disable=not progress, leave=False) as bar:
+        for order in orders:
+            # Entries of the same name take the seats that name gets, in field order.
+            pool = {name: [agent for n, agent in field if n == name] for name in set(names)}
+            seated = [pool[name].pop(0) for name in order]
+            for _ in range(games):
+                returns = play_game(rules, seated, rng)
+                for seat, name in enumerate(order):
+                    per_name[name].append(returns[seat])
+                    best[name].append(returns[seat] == max(returns))
+                bar.update()
+    results = {}
+    for name, values in per_name.items():
+        r = np.array(values)
+        std = float(np.std(r, ddof=1)) if len(r) > 1 else 0.0
+        wins = int(np.sum(best[name]))
+        results[name] = MatchResult(len(r), float(r.mean()), 1.96 * std / math.sqrt(len(r)), wins, 0, len(r) - wins)
+    return results
 
 
 def round_robin(

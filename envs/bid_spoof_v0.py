@@ -1,0 +1,105 @@
+"""Bid Spoof (Milan rules): bid up the total of coins in everyone's hand, or call the last bid.
+
+| Import             | `from hiddenhand.envs import bid_spoof_v0`                    |
+|--------------------|---------------------------------------------------------------|
+| Registered ids     | `hiddenhand/bid-spoof-v0` (AEC), `hiddenhand_bid_spoof` (OpenSpiel) |
+| Actions            | Discrete(C + 1 + N C + 6): 19 for 3 players with 3 coins      |
+| Parallel API       | No (bids are answered in turn)                                |
+| Agents             | `player_0` .. `player_{num_players-1}`                        |
+| Observation values | [0, 1]                                                        |
+
+## Rules
+
+Every player starts with `coins` coins. Each round, every player still in secretly holds
+0 to all of their coins (in the AEC env, consecutive hidden turns from the round's
+starter). The starter then chooses the direction of play (clockwise: increasing seat
+numbers; only with more than two players still in) and opens; players then take turns in
+that direction. On your turn you either bid a total (the number of coins held in all hands
+together) higher than the last bid, up to the coins still in play, or make a call, which
+ends the round with every hand shown:
+
+- **call** (after a bid): if the total is at least the last bid, you lose a coin;
+  otherwise the last bidder does. The loser starts the next round.
+- **cliff** (after a bid): you claim the total is exactly the last bid. Right: you win a
+  coin, unless you already hold `coins` (the cap; then nothing changes). Wrong: you lose
+  one. You start the next round.
+- **spoof** (after a bid): you claim every coin in play is held. Right: nobody wins or
+  loses, and you start the next round. Wrong: you lose a coin and start.
+- **zero**: you claim nobody holds a coin. Right: every other player loses a coin; wrong:
+  you lose one. You start the next round. When it may be said is `zero_call`:
+  `"round_start"` (the original rules) only as the opening call of a round, by the starter;
+  `"before_own_bid"` (the seed's house rule) by any player who has not bid in this round.
+
+A player with no coins is out; the last player in wins. Where the seed leaves a case open
+we chose, and the tests check: the opener may not say call, cliff or spoof (there is no
+bid to call); after a right zero call the caller starts, as after a cliff or a spoof; and
+when the player due to start is out, the next player still in (clockwise) starts. The
+first round is started by `player_0`.
+
+## Arguments
+
+    bid_spoof_v0.env(num_players=3, coins=3, zero_call="round_start", objective="game",
+                     max_rounds=200, render_mode=None)
+
+- `num_players` (2 to 8), `coins` (1 to 5): the starting coins, also the most anyone may
+  hold after a cliff.
+- `zero_call`: `"round_start"` or `"before_own_bid"` (above).
+- `objective`: `"game"`: the winner gets +1 and everyone else -1/(N - 1) (zero-sum);
+  `"round"`: one round only, scored by the coins it moved: a player's change of coins
+  minus the mean change of the others, so -1 for the loser of a call and +1/(N - 1) for
+  everyone else, +1 for a right cliff, and so on (zero-sum). The round is the unit the
+  exact two-player solver works on.
+- `max_rounds`: with `objective="game"`, a game still going after this many rounds is a
+  draw (0 to everyone; a truncation in the AEC env). Cliffs that win coins can make games
+  long.
+- `render_mode`: `None`, `"ansi"` or `"human"`.
+
+A bad argument raises `ValueError` naming the value and what is allowed.
+
+## Actions
+
+With `C = coins` and `N = num_players`: actions `0..C` hold that many coins; `C + b` bids
+`b` (1 to N C); then call, cliff, spoof, zero; then clockwise, anticlockwise
+(`hiddenhand.envs.bid_spoof.ActionLayout`). The mask marks what the rules allow now: your
+holds while your hand is due, the direction when you start a round with more than two
+players in, otherwise on your turn the higher bids up to the coins in play and the calls
+allowed. An illegal action raises in `raw_env`; `env()` ends the game, the offender paid -1
+and everyone else 0.
+
+## Observation
+
+Seats are relative to the observer (seat 0 is the observer; only "own seat" is absolute):
+
+| section     | length            | contents                                                   |
+|-------------|-------------------|------------------------------------------------------------|
+| own seat    | N                 | one-hot                                                    |
+| coins       | N x (C + 1)       | one-hot of each seat's coins                               |
+| starter     | N                 | one-hot of this round's starter                            |
+| direction   | 2                 | clockwise, anticlockwise (zeros until chosen)              |
+| own hand    | C + 1             | one-hot of the coins you hold this round                   |
+| bids        | N C x N           | for each bid value, one-hot of the seat that made it       |
+| last round  | N (C + 2) + 4 + N | each seat's hand (or "out"), the call that ended it, who called |
+
+Bids only go up, so the bid table holds the round's whole public history: within a round
+the observation is perfect recall (what CFR needs on `objective="round"`). Across rounds it
+shows only the last round; the OpenSpiel information-state string holds the whole game.
+
+## Version history
+
+- v0: first release.
+"""
+
+from __future__ import annotations
+
+from hiddenhand.envs.bid_spoof import BidSpoofRules
+from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
+
+
+class raw_env(RulesAECEnv):
+    """Bid Spoof AEC environment without wrappers; see the module docstring."""
+
+    rules_class = BidSpoofRules
+    metadata = {"render_modes": list(RENDER_MODES), "name": "bid_spoof_v0", "is_parallelizable": False}
+
+
+env, _ = env_factories(raw_env)

@@ -1,0 +1,179 @@
+"""Exact two-player Bid Spoof: every round-state's value and equilibrium.
+
+A round-state is (coins of the round's starter, coins of the other player); every round
+ends with both hands shown, so nothing else of the past matters. The game is solved as a
+stochastic game (:mod:`.stochastic`) like Spoof, except that rounds lead back and forth:
+a right cliff wins a coin, and a right spoof repeats the round-state with the roles
+possibly swapped, so the value iteration takes several sweeps.
+
+Strategies are tabulated by the *present round* part of an observation (coins, starter,
+own hand, the bids so far; see ``bid_spoof_v0``), which is the same in a round-state
+whether it is reached in a solver's fresh round or in the middle of a game: the
+equilibrium agent looks its moves up there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.envs.bid_spoof import MAX_COINS, ZERO_CALLS, BidSpoofRules, BidSpoofState
+from hiddenhand.solvers.sequence_form import Behaviour, SequenceForm
+from hiddenhand.solvers.stochastic import Continuation, StochasticSolution
+from hiddenhand.solvers.stochastic import solve as solve_stochastic
+from hiddenhand.validation import check_choice, check_int
+
+
+def _present(rules: BidSpoofRules, observation: np.ndarray) -> bytes:
+    """The part of an observation that describes the present round (the table key)."""
+    layout = rules.layout
+    return np.ascontiguousarray(observation[layout.coin_counts : layout.last_round], dtype=np.float32).tobytes()
+
+
+def _tabulate(rules: BidSpoofRules, form: SequenceForm, policies: tuple[Behaviour, Behaviour], table: dict) -> None:
+    """Add a solved round's moves to ``table``, keyed by the present-round observation."""
+    for player in (0, 1):
+        for infostate, probs in policies[player].items():
+            state = form.players[player].representatives[infostate]
+            row = np.zeros(rules.num_actions)
+            for action, p in probs.items():
+                row[action] = p
+            table[_present(rules, state.observation_tensor(player))] = row
+
+
+class BidSpoofRounds:
+    """Two-player Bid Spoof as a :class:`~hiddenhand.solvers.stochastic.RoundGame`."""
+
+    def __init__(self, coins: int, zero_call: str) -> None:
+        # Two rounds allowed, so that the first ends in a round-state rather than a stop.
+        self.rules = BidSpoofRules(num_players=2, coins=coins, zero_call=zero_call, max_rounds=2)
+
+    def keys(self) -> list[tuple[int, int]]:
+        c = self.rules.coins
+        return sorted(((a, b) for a in range(1, c + 1) for b in range(1, c + 1)), key=lambda k: (sum(k), k))
+
+    def start(self, key: tuple[int, int]) -> BidSpoofState:
+        return self.rules.new_round_state(key, starter=0)
+
+    def continuation(self, state: BidSpoofState) -> Continuation | None:
+        if not state.history:
+            return None
+        if state.is_terminal():
+            return Continuation(payoff=state.returns()[0])
+        s = state.starter
+        return Continuation(key=(state.coins[s], state.coins[1 - s]), sign=1.0 if s == 0 else -1.0)
+
+
+@dataclass
+class BidSpoofSolution:
+    """The solved two-player game: values to the round's starter (+1 a sure win)."""
+
+    coins: int
+    zero_call: str
+    values: dict[tuple[int, int], float]
+    stochastic: StochasticSolution
+    table: dict[bytes, np.ndarray]
+
+    def _key(self, starter_coins: int, other_coins: int) -> tuple[int, int]:
+        return (
+            check_int("starter_coins", starter_coins, 1, self.coins),
+            check_int("other_coins", other_coins, 1, self.coins),
+        )
+
+    def starter_win_probability(self, starter_coins: int, other_coins: int) -> float:
+        """Probability that the player starting this round-state wins the game under the
+        equilibrium (the game ends with probability 1, so (1 + value) / 2)."""
+        return (1.0 + self.values[self._key(starter_coins, other_coins)]) / 2.0
+
+    def opening(self, starter_coins: int, other_coins: int) -> tuple[np.ndarray, dict[int, dict[str, float]]]:
+        """The starter's equilibrium hand distribution, and for each hand the opening move
+        (``"bid b"`` or ``"zero"``) probabilities."""
+        key = self._key(starter_coins, other_coins)
+        round_solution = self.stochastic.rounds[key]
+        rules = BidSpoofRules(num_players=2, coins=self.coins, zero_call=self.zero_call)
+        policy = round_solution.policy(0)
+        hands = np.zeros(key[0] + 1)
+        openings: dict[int, dict[str, float]] = {}
+        for infostate, probs in policy.items():
+            state = round_solution.form.players[0].representatives[infostate]
+            kinds = {rules.actions.decode(a)[0] for a in probs}
+            if kinds == {"hold"}:
+                for a, p in probs.items():
+                    hands[a] = p
+            elif not state.bids:
+                labels = {}
+                for a, p in probs.items():
+                    kind, value = rules.actions.decode(a)
+                    if p > 1e-9:
+                        labels[f"bid {value}" if kind == "bid" else str(value)] = p
+                openings[state.holds[0]] = labels
+        return hands, openings
+
+    def agent(self, seed: int | None = None) -> "BidSpoofEquilibriumAgent":
+        """The equilibrium as an agent for the two-player game with these coins and zero rule."""
+        rules = BidSpoofRules(num_players=2, coins=self.coins, zero_call=self.zero_call)
+        return BidSpoofEquilibriumAgent(rules, self.table, seed=seed)
+
+
+class BidSpoofEquilibriumAgent(Agent):
+    """Plays a tabulated two-player equilibrium, looked up by the present round."""
+
+    uses_history = False
+
+    def __init__(self, rules: BidSpoofRules, table: dict[bytes, np.ndarray], seed: int | None = None) -> None:
+        super().__init__(seed)
+        if rules.num_players != 2:
+            raise ValueError(f"the exact equilibrium is for two players; {rules!r} has {rules.num_players}")
+        self.rules = rules
+        self.table = table
+
+    def policy(self, observation: Observation) -> np.ndarray:
+        mask = legal_mask(observation)
+        probs = self.table.get(_present(self.rules, np.asarray(observation["observation"])))
+        if probs is None:
+            raise ValueError(f"{self!r} has no move for this observation: is it a game of {self.rules!r}?")
+        if (probs * ~mask).sum() > 1e-9:
+            raise RuntimeError(f"{self!r} would play an illegal move here")
+        return probs * mask / (probs * mask).sum()
+
+    def __repr__(self) -> str:
+        return f"BidSpoofEquilibriumAgent(coins={self.rules.coins}, zero_call={self.rules.zero_call!r}, objective={self.rules.objective!r})"
+
+
+def solve(coins: int = 3, zero_call: str = "round_start", progress: bool = True) -> BidSpoofSolution:
+    """Solve two-player Bid Spoof for every round-state with up to ``coins`` each."""
+    coins = check_int("coins", coins, 1, MAX_COINS)
+    zero_call = check_choice("zero_call", zero_call, ZERO_CALLS)
+    game = BidSpoofRounds(coins, zero_call)
+    result = solve_stochastic(game, progress=progress)
+    table: dict[bytes, np.ndarray] = {}
+    for r in result.rounds.values():
+        _tabulate(game.rules, r.form, (r.policy(0), r.policy(1)), table)
+    return BidSpoofSolution(coins, zero_call, result.values, result, table)
+
+
+@lru_cache(maxsize=None)
+def cached_solution(coins: int, zero_call: str) -> BidSpoofSolution:
+    return solve(coins, zero_call, progress=False)
+
+
+@lru_cache(maxsize=None)
+def solve_round(coins: int, zero_call: str = "round_start") -> tuple[float, dict[bytes, np.ndarray]]:
+    """One round with equal ``coins`` (``objective="round"``): its value to the starter
+    and an equilibrium table (for :class:`BidSpoofEquilibriumAgent`)."""
+    rules = BidSpoofRules(num_players=2, coins=coins, zero_call=zero_call, objective="round")
+    form = SequenceForm.build(rules.new_initial_state(), lambda s: tuple(s.returns()) if s.is_terminal() else None)
+    value, plan0, plan1 = form.solve(np.array([(r0 - r1) / 2 for r0, r1 in form.leaves]))
+    table: dict[bytes, np.ndarray] = {}
+    _tabulate(rules, form, (form.behaviour(0, plan0), form.behaviour(1, plan1)), table)
+    return value, table
+
+
+def equilibrium_agent(rules: BidSpoofRules, seed: int | None = None) -> BidSpoofEquilibriumAgent:
+    """The exact equilibrium for a two-player game: of the whole game, or of one round."""
+    if rules.objective == "round":
+        return BidSpoofEquilibriumAgent(rules, solve_round(rules.coins, rules.zero_call)[1], seed=seed)
+    return BidSpoofEquilibriumAgent(rules, cached_solution(rules.coins, rules.zero_call).table, seed=seed)
