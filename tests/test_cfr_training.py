@@ -46,8 +46,8 @@ def test_cfr_plus_converges_on_three_cards(tmp_path):
 def test_bad_training_configuration(tmp_path):
     with pytest.raises(ValueError, match="algorithm='dqn' is not allowed"):
         train_cfr(GoofspielRules(num_cards=3), "dqn", 10, 5, tmp_path)
-    with pytest.raises(ValueError, match="two-player zero-sum"):
-        train_cfr(GoofspielRules(num_cards=3, num_players=3), "cfr", 10, 5, tmp_path)
+    with pytest.raises(ValueError, match="is general-sum"):
+        train_cfr(GoofspielRules(num_cards=3, scoring="total_points"), "cfr", 10, 5, tmp_path)
     with pytest.raises(ValueError, match="iterations=0"):
         train_cfr(GoofspielRules(num_cards=3), "cfr", 0, 5, tmp_path)
 
@@ -90,3 +90,14 @@ def test_parse_params_types():
     }
     with pytest.raises(ValueError, match="num_cards takes an integer"):
         GoofspielRules.parse_params(["num_cards=five"])
+
+
+def test_cfr_on_a_three_player_game(tmp_path):
+    """CFR+ runs on many-player zero-sum games too (NashConv is still exact there, though
+    no longer a distance to a unique value): one round of three-player Bid Spoof."""
+    from hiddenhand.envs.bid_spoof import BidSpoofRules
+
+    curve = train_cfr(BidSpoofRules(num_players=3, coins=1, objective="round"), "cfr+", 60, 20, tmp_path, progress=False)
+    assert curve[-1].nash_conv < curve[0].nash_conv
+    agent = load_agent("bid_spoof", str(tmp_path), BidSpoofRules(num_players=3, coins=1, objective="round").params)
+    assert agent.game == "bid_spoof"
