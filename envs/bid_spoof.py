@@ -280,14 +280,7 @@ class BidSpoofState(State):
         return self._truncated
 
     def clone(self) -> "BidSpoofState":
-        other = object.__new__(BidSpoofState)
-        other.__dict__.update(self.__dict__)
-        other.coins = list(self.coins)
-        other.holds = list(self.holds)
-        other.bids = list(self.bids)
-        other.history = list(self.history)
-        other._returns = list(self._returns)
-        return other
+        return self._copy("coins", "holds", "bids", "history", "_returns")
 
     def observation_tensor(self, player: int) -> np.ndarray:
         rules, layout = self.rules, self.rules.layout

@@ -288,14 +288,8 @@ class EggHeadState(State):
         return self._truncated
 
     def clone(self) -> "EggHeadState":
-        other = object.__new__(EggHeadState)
-        other.__dict__.update(self.__dict__)
-        other.knowledge = object.__new__(Knowledge)
-        other.knowledge.__dict__.update(self.knowledge.__dict__)
-        other.knowledge.public = self.knowledge.public.copy()
-        other.knowledge.naive = self.knowledge.naive.copy()
-        for name in ("hands", "scores", "events", "dealt_at", "reactions", "_to_deal", "_returns"):
-            setattr(other, name, list(getattr(self, name)))
+        other = self._copy("hands", "scores", "events", "dealt_at", "reactions", "_to_deal", "_returns")
+        other.knowledge = self.knowledge.copy()
         return other
 
     # ----------------------------------------------------------------- views

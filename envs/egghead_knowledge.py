@@ -126,6 +126,14 @@ class Knowledge:
         self.public = np.ones((h,) * num_players, dtype=bool)
         self.naive = np.ones((h,) * num_players, dtype=bool)
 
+    def copy(self) -> "Knowledge":
+        """An independent copy (the tables copied, the rest shared)."""
+        other = object.__new__(Knowledge)
+        other.__dict__.update(self.__dict__)
+        other.public = self.public.copy()
+        other.naive = self.naive.copy()
+        return other
+
     # ----------------------------------------------------------------- updates
     def answer(self, question_id: str, deal: Sequence[Hand], moderator: int | None = None) -> int:
         """The true answer to a question in ``deal`` (a moderator player does not see their own hand)."""

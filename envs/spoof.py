@@ -249,14 +249,7 @@ class SpoofState(State):
         return self._truncated
 
     def clone(self) -> "SpoofState":
-        other = object.__new__(SpoofState)
-        other.__dict__.update(self.__dict__)
-        other.matches = list(self.matches)
-        other.holds = list(self.holds)
-        other.bids = list(self.bids)
-        other.history = list(self.history)
-        other._returns = list(self._returns)
-        return other
+        return self._copy("matches", "holds", "bids", "history", "_returns")
 
     def observation_tensor(self, player: int) -> np.ndarray:
         layout = self.rules.layout
