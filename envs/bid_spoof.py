@@ -164,8 +164,18 @@ class BidSpoofRules(Rules):
     def new_round_state(self, coins: tuple[int, ...], starter: int = 0) -> "BidSpoofState":
         """A state at the start of a round with these ``coins`` per player (0: out) and
         ``starter`` opening: how the exact solver reaches every round-state."""
-        if len(coins) != self.num_players or not all(0 <= c <= self.coins for c in coins) or not coins[starter]:
-            raise ValueError(f"coins={coins!r}, starter={starter!r} is not a round-state of {self!r}")
+        valid = (
+            len(coins) == self.num_players
+            and all(0 <= c <= self.coins for c in coins)
+            and sum(c > 0 for c in coins) >= 2
+            and 0 <= starter < self.num_players
+            and coins[starter] > 0
+        )
+        if not valid:
+            raise ValueError(
+                f"coins={coins!r}, starter={starter!r} is not a round-state of {self!r}: one count of 0 to "
+                f"{self.coins} per player, at least two players in, a starter who is in"
+            )
         state = BidSpoofState(self)
         state.coins = list(coins)
         state.starter = starter
@@ -389,7 +399,10 @@ class BidSpoofState(State):
         self.coins = [c + d for c, d in zip(self.coins, change)]
         n = self.rules.num_players
         if self.rules.objective == "round":
-            self._finish([d - (sum(change) - d) / (n - 1) for d in change])
+            # Each player in the round: own change minus the mean change of the others in it.
+            playing = [h is not None for h in self.holds]
+            k = sum(playing)
+            self._finish([d - (sum(change) - d) / (k - 1) if p else 0.0 for d, p in zip(change, playing)])
             return
         active = self.active()
         if len(active) == 1:

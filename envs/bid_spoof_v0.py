@@ -46,8 +46,8 @@ first round is started by `player_0`.
 - `zero_call`: `"round_start"` or `"before_own_bid"` (above).
 - `objective`: `"game"`: the winner gets +1 and everyone else -1/(N - 1) (zero-sum);
   `"round"`: one round only, scored by the coins it moved: a player's change of coins
-  minus the mean change of the others, so -1 for the loser of a call and +1/(N - 1) for
-  everyone else, +1 for a right cliff, and so on (zero-sum). The round is the unit the
+  minus the mean change of the others in the round, so -1 for the loser of a call and
+  +1/(N - 1) for everyone else, +1 for a right cliff, and so on (zero-sum). The round is the unit the
   exact two-player solver works on.
 - `max_rounds`: with `objective="game"`, a game still going after this many rounds is a
   draw (0 to everyone; a truncation in the AEC env). Cliffs that win coins can make games

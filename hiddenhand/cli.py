@@ -455,7 +455,7 @@ def _table_tournament(args: argparse.Namespace, rules) -> int:
     field = [(name, load_agent(args.game, name, rules.params, seed=i)) for i, name in enumerate(field_names)]
     results = tournament(rules, field, args.games, seed=args.seed)
     print(f"{rules!r}: seats {', '.join(field_names)}; every seating ({len(seatings(field_names))}) plays {args.games} games")
-    print(f"{'agent':<24}{'mean return':>16}{'games':>8}{'best in':>9}")
+    print(f"{'agent':<24}{'mean return':>16}{'games':>8}{'best in':>9}   (mean over the seats an agent holds)")
     for name, r in sorted(results.items(), key=lambda kv: -kv[1].mean):
         print(f"{name:<24}{f'{r.mean:+.3f} ± {r.ci95:.3f}':>16}{r.games:>8}{r.wins / r.games:>9.1%}")
     return 0

@@ -17,6 +17,7 @@ from hiddenhand.envs import bid_spoof_v0
 from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.solvers.bid_spoof import BidSpoofRounds, cached_solution, equilibrium_agent, solve_round
 from hiddenhand.solvers.sequence_form import SequenceForm
+from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
 from hiddenhand.training import tournament
 
 
@@ -166,6 +167,31 @@ def test_truncated_game_matches_openspiel_lp_on_the_whole_tree():
     assert value == pytest.approx(whole, abs=1e-6)
 
 
+def test_unequal_coins_and_role_swaps_against_the_whole_tree():
+    """Two coins each, two rounds then a draw: the whole tree solved at once against two
+    steps of value iteration over the round-states (unequal coins, roles swapping)."""
+    whole = solve_sequence_form(pyspiel.load_game("hiddenhand_bid_spoof(num_players=2,coins=2,max_rounds=2)")).value
+    rounds = BidSpoofRounds(2, "round_start")
+    forms = {key: SequenceForm.build(rounds.start(key), rounds.continuation) for key in rounds.keys()}
+    values = dict.fromkeys(forms, 0.0)
+    for _ in range(2):
+        values = {
+            key: form.value(np.array([c.payoff + (c.sign * values[c.key] if c.key else 0.0) for c in form.leaves]))
+            for key, form in forms.items()
+        }
+    assert values[(2, 2)] == pytest.approx(whole, abs=1e-9)
+
+
+def test_round_states_are_checked():
+    rules = BidSpoofRules(num_players=3, coins=2)
+    for coins, starter in [((1, 0, 0), 0), ((1, 1, 1), 3), ((0, 1, 1), 0), ((3, 1, 1), 0)]:
+        with pytest.raises(ValueError, match="is not a round-state"):
+            rules.new_round_state(coins, starter)
+    one = BidSpoofRules(num_players=3, coins=2, objective="round")
+    state = say(start(one, (None, 1, 1), coins=(0, 1, 2), starter=1), 3, "call")  # player_1 bid too high
+    assert state.returns() == [0.0, -1.0, 1.0]  # the player out neither gains nor loses
+
+
 def test_equilibrium_agent_plays_the_game_and_refuses_more_players():
     rules = BidSpoofRules(num_players=2)
     agent = make_agent("bid_spoof", "equilibrium", rules.params, seed=0)
@@ -194,7 +220,7 @@ def test_tournament_seats_everyone_everywhere():
     rules = BidSpoofRules(num_players=3, coins=2)
     field = [("heuristic", make_agent("bid_spoof", "heuristic", rules.params)), ("random", RandomAgent()), ("random", RandomAgent())]
     results = tournament(rules, field, 60, seed=1, progress=False)
-    assert results["heuristic"].games == 3 * 60 and results["random"].games == 2 * 3 * 60
+    assert results["heuristic"].games == results["random"].games == 3 * 60
     assert results["heuristic"].mean > results["heuristic"].ci95 > 0  # it beats random play clearly
     # Zero-sum: the mean returns, weighted by seats, cancel.
     assert results["heuristic"].mean + 2 * results["random"].mean == pytest.approx(0.0, abs=1e-9)

@@ -97,6 +97,10 @@ def head_to_head(rules: Rules, a: Agent, b: Agent, games: int, seed: int | None 
     return MatchResult.from_returns(results[:, 0], results[:, 1])
 
 
+MAX_SEATINGS = 5040
+"""Seatings a tournament plays at most (7 different agents)."""
+
+
 def seatings(names: Sequence[str]) -> list[tuple[str, ...]]:
     """Every distinct way to seat ``names`` (agents of the same name are interchangeable)."""
     return sorted(set(itertools.permutations(names)))
@@ -107,8 +111,9 @@ def tournament(
 ) -> dict[str, MatchResult]:
     """A table of ``rules.num_players`` players: ``field`` lists who sits at it (a name may
     appear several times). Every distinct seating of the field plays ``games`` games, so no
-    agent gains from a seat; returns, per name, the mean return with a 95% interval (its
-    ``wins`` count games in which it did best, alone or tied)."""
+    agent gains from a seat; returns, per name, the mean return per game (averaged over the
+    seats that name holds, so the samples stay independent) with a 95% interval; ``wins``
+    counts the games in which one of its seats did best, alone or tied, ``losses`` the rest."""
     if len(field) != rules.num_players:
         raise ValueError(f"{rules!r} seats {rules.num_players} players; the field has {len(field)}")
     if games < 1:
@@ -121,6 +126,8 @@ def tournament(
     per_name: dict[str, list[float]] = {name: [] for name, _ in field}
     best: dict[str, list[bool]] = {name: [] for name, _ in field}
     orders = seatings(names)
+    if len(orders) > MAX_SEATINGS:
+        raise ValueError(f"{len(orders)} seatings of {len(set(names))} different agents is too many; field at most 7 different agents")
     with tqdm(total=len(orders) * games, desc="games", disable=not progress, leave=False) as bar:
         for order in orders:
             # Entries of the same name take the seats that name gets, in field order.
@@ -128,9 +135,10 @@ def tournament(
             seated = [pool[name].pop(0) for name in order]
             for _ in range(games):
                 returns = play_game(rules, seated, rng)
-                for seat, name in enumerate(order):
-                    per_name[name].append(returns[seat])
-                    best[name].append(returns[seat] == max(returns))
+                for name in per_name:
+                    mine = [returns[seat] for seat, n in enumerate(order) if n == name]
+                    per_name[name].append(sum(mine) / len(mine))
+                    best[name].append(max(mine) == max(returns))
                 bar.update()
     results = {}
     for name, values in per_name.items():
