@@ -114,6 +114,13 @@ def load_agent(game: str, spec: str, params: dict | None = None, seed: int | Non
     made for exactly that configuration of ``game``."""
     if spec in AGENTS.get(game, {}):
         return make_agent(game, spec, params, seed)
+    from hiddenhand.agents.ppo import PPOAgent, is_ppo_dir
+
+    if is_ppo_dir(spec):
+        agent = PPOAgent.load(spec, seed=seed)
+        if agent.game != game or (params is not None and not _same_game(game, agent.params, params)):
+            raise ValueError(f"the PPO agent in {spec} was trained on {agent.game} with {agent.params}, not {game} with {params}")
+        return agent
     if not Path(spec).exists() or not policy_file(spec).exists():
         names = ", ".join(AGENTS.get(game, {}))
         raise ValueError(f"{spec!r} is neither an agent ({names}) nor a saved policy or solution")
@@ -135,12 +142,13 @@ def load_agent(game: str, spec: str, params: dict | None = None, seed: int | Non
     return agent
 
 
-def _same_game(game: str, openspiel_params: dict, params: dict) -> bool:
-    """Whether a saved policy's OpenSpiel parameters describe the game of ``params``."""
+def _same_game(game: str, saved_params: dict, params: dict) -> bool:
+    """Whether a saved agent's parameters (OpenSpiel's form, or the env's) describe the
+    game of ``params``."""
     from hiddenhand.envs import ENV_MODULES
 
     rules_class = ENV_MODULES[game].raw_env.rules_class
-    return rules_class.from_openspiel(openspiel_params).params == rules_class(**params).params
+    return rules_class.from_openspiel(saved_params).params == rules_class(**params).params
 
 
 def _is_gops_solution(path: Path) -> bool:

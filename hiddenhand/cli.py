@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0, help="seed of the whole tournament (default 0)")
     train = commands.add_parser(
         "train",
-        help="train agents (cfr: OpenSpiel's CFR solvers through the adapter)",
+        help="train agents (cfr: OpenSpiel's CFR solvers through the adapter; ppo: self-play MaskablePPO)",
         description="Train agents and measure them against exact best responses while they learn.",
     )
     methods = train.add_subparsers(dest="method", required=True, metavar="METHOD")
@@ -173,6 +173,25 @@ def build_parser() -> argparse.ArgumentParser:
     cfr.add_argument("--eval-every", type=int, default=50, help="measure NashConv every K iterations (default 50)")
     cfr.add_argument("--out", required=True, help="output directory (created if missing)")
     cfr.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers (default 0)")
+    ppo = methods.add_parser(
+        "ppo",
+        help="self-play MaskablePPO (sb3-contrib) on one seat, against snapshots of itself and the heuristics",
+        description="Train sb3-contrib's MaskablePPO by self-play: the learner takes a random seat each episode; the "
+        "other seats are snapshots of it (one added every SNAPSHOT_EVERY steps) or the game's rule-based agents. "
+        "Every EVAL_EVERY steps it writes curve.csv and curve.png into OUT: exploitability against the exact "
+        "equilibrium (two-player Goofspiel with the default rules; one round of two-player Spoof or Bid Spoof, "
+        "--param objective=round) and the mean return against each heuristic. The model is saved to OUT: play it "
+        "with `hiddenhand play GAME --opponent OUT`. Ctrl-C stops early and still saves.",
+    )
+    ppo.add_argument("--game", choices=[_command_name(g) for g in ENV_MODULES], default="goofspiel", help="the game (default goofspiel)")
+    ppo.add_argument("--cards", type=int, default=4, help="Goofspiel's num_cards (default 4)")
+    ppo.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="any other game argument, repeatable")
+    ppo.add_argument("--timesteps", type=int, default=50_000, help="learner moves to train for (default 50000)")
+    ppo.add_argument("--snapshot-every", type=int, default=2048, help="add a snapshot to the pool every K steps (default 2048)")
+    ppo.add_argument("--eval-every", type=int, default=4096, help="evaluate every K steps (default 4096)")
+    ppo.add_argument("--eval-games", type=int, default=200, help="games against each heuristic per evaluation (default 200)")
+    ppo.add_argument("--out", required=True, help="output directory (created if missing)")
+    ppo.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
     solve = commands.add_parser(
         "solve",
         help="exact equilibria (goofspiel: LP backward induction; spoof: value iteration over round LPs)",
@@ -402,6 +421,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.game == "goofspiel":
         kwargs.setdefault("num_cards", args.cards)
     rules = rules_class(**kwargs)
+    if args.method == "ppo":
+        from hiddenhand.training.ppo import train_ppo
+
+        curve = train_ppo(
+            args.game, kwargs, args.timesteps, args.out, seed=args.seed, snapshot_every=args.snapshot_every,
+            eval_every=args.eval_every, eval_games=args.eval_games,
+        )
+        last = curve[-1]
+        exploit = "n/a" if last.exploitability is None else f"{last.exploitability:.4g}"
+        against = ", ".join(f"{k} {v:+.3f}" for k, v in last.against.items())
+        print(f"PPO on {rules!r}: {last.steps} steps, {last.seconds:.1f} s of training; exploitability {exploit}; "
+              f"mean return against {against}; saved to {args.out}")
+        return 0
     curve = train_cfr(rules, args.algorithm, args.iterations, args.eval_every, args.out, seed=args.seed)
     last = curve[-1]
     print(

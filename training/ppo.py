@@ -1,0 +1,199 @@
+"""Self-play PPO: sb3-contrib's MaskablePPO on one seat of a game, against a pool of frozen
+snapshots of itself and the game's rule-based agents.
+
+Each episode the learner takes a random seat, and every other seat is drawn from the pool:
+a snapshot of the learner (one is added every ``snapshot_every`` steps, the oldest dropped
+beyond ``pool_size``) with probability ``self_play``, otherwise one of the game's
+heuristics (random included), so the learner keeps meeting fixed styles of play and does
+not chase its own tail. Every ``eval_every`` steps the current policy is measured and a
+row is written to ``curve.csv`` (and ``curve.png`` redrawn):
+
+- exploitability against the exact equilibrium where we have one: two-player Goofspiel
+  (random prizes, bids shown, point difference) by the exact dynamic programme
+  (:mod:`hiddenhand.solvers.gops_best_response`); one round of two-player Spoof or Bid
+  Spoof (``objective="round"``) by OpenSpiel's exact best response through the adapter
+  (NashConv / 2). Elsewhere the column is empty;
+- the mean return against each heuristic, over ``eval_games`` games with seats rotated.
+
+The model is saved to ``out_dir`` (``PPOAgent.load(out_dir)``); Ctrl-C stops early and
+still saves. Torch runs on one thread: on two cores more threads made PPO far slower.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from hiddenhand.agents import HEURISTICS, make_agent
+from hiddenhand.agents.base import Agent
+from hiddenhand.agents.ppo import PPOAgent
+from hiddenhand.envs import ENV_MODULES
+from hiddenhand.files import atomic_write, write_figure
+from hiddenhand.training.evaluation import play_games
+from hiddenhand.training.single_agent import SingleAgentEnv
+from hiddenhand.validation import check_int
+
+
+@dataclass
+class PPOPoint:
+    """One evaluation: steps, wall seconds of training, exploitability (None where no exact
+    measure exists) and the mean return against each heuristic."""
+
+    steps: int
+    seconds: float
+    exploitability: float | None
+    against: dict[str, float]
+
+
+def exact_exploitability(rules, agent: Agent) -> float | None:
+    """Exploitability of ``agent`` (playing every seat) against the game's exact solution,
+    or ``None`` for games where we have none."""
+    name = rules.name
+    if name == "goofspiel":
+        if rules.params == type(rules)(num_cards=rules.params["num_cards"]).params:
+            from hiddenhand.solvers.gops_best_response import exploitability
+
+            return exploitability(agent, rules.params["num_cards"])
+        return None
+    if name in ("spoof", "bid_spoof") and rules.num_players == 2 and rules.params["objective"] == "round":
+        from hiddenhand.openspiel import HiddenhandGame, nash_conv
+
+        return nash_conv(HiddenhandGame(rules), agent) / 2
+    return None
+
+
+def train_ppo(
+    game: str,
+    game_kwargs: dict[str, Any],
+    timesteps: int,
+    out_dir: str | Path,
+    seed: int = 0,
+    snapshot_every: int = 2048,
+    pool_size: int = 5,
+    self_play: float = 0.5,
+    eval_every: int = 4096,
+    eval_games: int = 200,
+    n_steps: int = 512,
+    progress: bool = True,
+) -> list[PPOPoint]:
+    """Train and save; see the module docstring. Returns the evaluation curve."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    torch.set_num_threads(1)
+    if game not in ENV_MODULES:
+        raise ValueError(f"unknown game {game!r}; choose one of: {', '.join(ENV_MODULES)}")
+    timesteps = check_int("timesteps", timesteps, 1, 10**9)
+    for name, value in (("snapshot_every", snapshot_every), ("eval_every", eval_every), ("eval_games", eval_games)):
+        check_int(name, value, 1, 10**9)
+    if not 0.0 <= self_play <= 1.0:
+        raise ValueError(f"self_play={self_play!r} is out of range; allowed: 0 to 1")
+    rules = ENV_MODULES[game].raw_env.rules_class(**game_kwargs)
+    params = rules.params
+    heuristics = {name: make_agent(game, name, params) for name in HEURISTICS[game]}
+    pool: list[Agent] = []
+
+    def draw(rng: np.random.Generator) -> list[Agent]:
+        picks = []
+        for _ in range(rules.num_players - 1):
+            if pool and rng.random() < self_play:
+                picks.append(pool[int(rng.integers(len(pool)))])
+            else:
+                picks.append(list(heuristics.values())[int(rng.integers(len(heuristics)))])
+        return picks
+
+    env = SingleAgentEnv(game, draw, seat="random", **game_kwargs)
+    env.reset(seed=seed)
+    model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=min(n_steps, 256), seed=seed, device="cpu", verbose=0)
+    out = Path(out_dir)
+    curve: list[PPOPoint] = []
+    clock = {"seconds": 0.0, "since": time.perf_counter()}
+
+    def snapshot() -> PPOAgent:
+        buffer = io.BytesIO()
+        model.save(buffer)
+        buffer.seek(0)
+        return PPOAgent(MaskablePPO.load(buffer, device="cpu"), game, params)
+
+    def evaluate(steps: int) -> None:
+        clock["seconds"] += time.perf_counter() - clock["since"]
+        agent = PPOAgent(model, game, params, seed=seed)
+        against = {}
+        for k, (name, opponent) in enumerate(heuristics.items()):
+            results = play_games(rules, [agent] + [opponent] * (rules.num_players - 1), eval_games, seed=seed + k)
+            against[name] = float(results[:, 0].mean())
+        curve.append(PPOPoint(steps, clock["seconds"], exact_exploitability(rules, agent), against))
+        _write_curve(out, curve, f"self-play PPO on {rules!r}")
+        clock["since"] = time.perf_counter()
+
+    class Hooks(BaseCallback):
+        def __init__(self, bar) -> None:
+            super().__init__()
+            self.bar = bar
+
+        def _on_step(self) -> bool:
+            steps = self.num_timesteps
+            self.bar.update(1)
+            if steps % snapshot_every == 0:
+                pool.append(snapshot())
+                del pool[:-pool_size]
+            if steps % eval_every == 0:
+                evaluate(steps)
+                point = curve[-1]
+                self.bar.set_postfix(exploitability=point.exploitability, **{k: f"{v:+.2f}" for k, v in point.against.items()})
+            return True
+
+    with tqdm(total=timesteps, desc=f"PPO on {rules.name}", disable=not progress, unit="step") as bar:
+        try:
+            model.learn(total_timesteps=timesteps, callback=Hooks(bar))
+        except KeyboardInterrupt:
+            bar.write("interrupted; saving what was learned")
+    steps = int(model.num_timesteps)
+    if not curve or curve[-1].steps != steps:
+        evaluate(steps)
+    PPOAgent(model, game, params).save(out)
+    with atomic_write(out / "run.json", "w") as handle:
+        json.dump({"game": game, "params": params, "timesteps": steps, "seed": seed, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+    return curve
+
+
+def _write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
+    names = list(curve[0].against)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["steps", "seconds", "exploitability", *(f"vs_{n}" for n in names)])
+    for p in curve:
+        writer.writerow([p.steps, f"{p.seconds:.3f}", "" if p.exploitability is None else f"{p.exploitability:.6g}", *(f"{p.against[n]:.4f}" for n in names)])
+    with atomic_write(out / "curve.csv", "w") as handle:
+        handle.write(buffer.getvalue())
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    steps = [p.steps for p in curve]
+    if any(p.exploitability is not None for p in curve):
+        left.plot(steps, [p.exploitability for p in curve], marker=".")
+        left.set_ylabel("exploitability against the exact equilibrium")
+    else:
+        left.text(0.5, 0.5, "no exact equilibrium for this game", ha="center", va="center", transform=left.transAxes)
+    for n in names:
+        right.plot(steps, [p.against[n] for p in curve], marker=".", label=f"vs {n}")
+    right.set_ylabel("mean return")
+    right.legend()
+    for ax in (left, right):
+        ax.set_xlabel("training steps")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    write_figure(fig, out / "curve.png")

@@ -1,0 +1,133 @@
+"""The Gymnasium face: one seat of any game, the others played by agents.
+
+Standard single-agent RL libraries (stable-baselines3, sb3-contrib's MaskablePPO) train on
+it unchanged: observations are the learner's observation vector, ``action_masks()`` gives
+its legal actions, and the reward is its return, paid when the game ends, whoever ends it:
+the opponents' moves and chance are played inside :meth:`SingleAgentEnv.step` until the
+learner is to move again or the game is over, so the step that the learner's move ends
+with always carries the final reward, even when an opponent made the last move.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from hiddenhand.agents.base import Agent
+from hiddenhand.core import CHANCE, IllegalActionError, sample_chance
+from hiddenhand.envs import ENV_MODULES
+from hiddenhand.validation import check_choice
+
+Opponents = Union[Agent, Sequence[Agent], Callable[[np.random.Generator], Sequence[Agent]]]
+"""One agent for every other seat, one per other seat, or a function that draws the
+opponents of each episode (self-play against a pool of snapshots)."""
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """``game`` (an ``hiddenhand.envs`` name) seen from one seat; see the module docstring.
+
+    ``seat`` is the learner's player id, or ``"random"`` for a new seat every episode
+    (drawn from the env's seeded generator). ``game_kwargs`` configure the game as the
+    PettingZoo env's arguments do. An illegal action (an unmasked learner; a random
+    action from an env checker) follows PettingZoo's convention with
+    ``illegal_action="terminate"``: the episode ends and the learner gets the worst return
+    the game allows; ``"raise"`` raises :class:`~hiddenhand.core.IllegalActionError`.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        game: str,
+        opponents: Opponents,
+        seat: int | str = "random",
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
+        **game_kwargs: Any,
+    ) -> None:
+        if game not in ENV_MODULES:
+            raise ValueError(f"unknown game {game!r}; choose one of: {', '.join(ENV_MODULES)}")
+        self.game = game
+        self.rules = ENV_MODULES[game].raw_env.rules_class(**game_kwargs)
+        n = self.rules.num_players
+        if self.rules.max_game_length == 0:
+            raise ValueError(f"{self.rules!r} has no decision to learn")
+        if seat != "random" and not (isinstance(seat, int) and 0 <= seat < n):
+            raise ValueError(f"seat={seat!r} is not allowed; choose 'random' or a player id from 0 to {n - 1}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode={render_mode!r} is not allowed; choose None or 'ansi'")
+        self.illegal_action = check_choice("illegal_action", illegal_action, ("terminate", "raise"))
+        self._draw_opponents = _opponent_sampler(opponents, n)
+        self.seat_choice = seat
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0.0, 1.0, (self.rules.observation_size,), np.float32)
+        self.action_space = spaces.Discrete(self.rules.num_actions)
+        self.state = None
+        self.seat = 0
+        self.opponents: list[Agent | None] = []
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        n = self.rules.num_players
+        self.seat = int(self.np_random.integers(n)) if self.seat_choice == "random" else self.seat_choice
+        others = list(self._draw_opponents(self.np_random))
+        for agent in others:
+            agent.seed(int(self.np_random.integers(2**63)))
+        self.opponents = others[: self.seat] + [None] + others[self.seat :]
+        self.state = self.rules.new_initial_state()
+        self._play_others()
+        if self.state.is_terminal():
+            raise RuntimeError(f"{self.rules!r} ended before seat {self.seat} had a move")
+        return self._observation(), {"seat": self.seat}
+
+    def step(self, action):
+        if self.state is None or self.state.is_terminal():
+            raise RuntimeError("call reset() before step(), and again after the episode ends")
+        try:
+            self.state.apply(int(action))
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self.state = None  # the episode is over
+            obs = np.zeros(self.rules.observation_size, dtype=np.float32)
+            return obs, float(self.rules.utility_range[0]), True, False, {"seat": self.seat, "illegal_action": True}
+        self._play_others()
+        done = self.state.is_terminal()
+        reward = float(self.state.returns()[self.seat]) if done else 0.0
+        truncated = done and self.state.is_truncated()
+        return self._observation(), reward, done and not truncated, truncated, {"seat": self.seat}
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans (what MaskablePPO asks for)."""
+        if self.state is None:
+            return np.ones(self.rules.num_actions, dtype=bool)
+        return self.state.action_mask(self.seat).astype(bool)
+
+    def render(self) -> str | None:
+        return self.state.render(self.seat) if self.render_mode == "ansi" and self.state is not None else None
+
+    def _observation(self) -> np.ndarray:
+        return self.state.observation_tensor(self.seat)
+
+    def _play_others(self) -> None:
+        state = self.state
+        while not state.is_terminal() and state.current_player() != self.seat:
+            player = state.current_player()
+            if player == CHANCE:
+                state.apply(sample_chance(state, self.np_random))
+            else:
+                state.apply(self.opponents[player].act(state.observation(player)))
+
+
+def _opponent_sampler(opponents: Opponents, num_players: int) -> Callable[[np.random.Generator], Sequence[Agent]]:
+    if isinstance(opponents, Agent):
+        return lambda rng: [opponents] * (num_players - 1)
+    if callable(opponents):
+        return opponents
+    opponents = list(opponents)
+    if len(opponents) != num_players - 1 or not all(isinstance(a, Agent) for a in opponents):
+        raise ValueError(f"give {num_players - 1} opponent agents (or one for every seat); got {opponents!r}")
+    return lambda rng: opponents
