@@ -19,7 +19,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/hiddenhand tournament goofspiel
+	$(BIN)/hiddenhand benchmark
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

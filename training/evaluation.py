@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -107,13 +107,20 @@ def seatings(names: Sequence[str]) -> list[tuple[str, ...]]:
 
 
 def tournament(
-    rules: Rules, field: Sequence[tuple[str, Agent]], games: int, seed: int = 0, progress: bool = True
+    rules: Rules,
+    field: Sequence[tuple[str, Agent]],
+    games: int,
+    seed: int = 0,
+    progress: bool = True,
+    rules_for: Callable[[tuple[str, ...]], Rules] | None = None,
 ) -> dict[str, MatchResult]:
     """A table of ``rules.num_players`` players: ``field`` lists who sits at it (a name may
     appear several times). Every distinct seating of the field plays ``games`` games, so no
     agent gains from a seat; returns, per name, the mean return per game (averaged over the
     seats that name holds, so the samples stay independent) with a 95% interval; ``wins``
-    counts the games in which one of its seats did best, alone or tied, ``losses`` the rest."""
+    counts the games in which one of its seats did best, alone or tied, ``losses`` the rest.
+    ``rules_for(seating)`` gives the rules of each seating when they depend on who sits
+    where (EggHead's public model names the seats of its behavioural analysts)."""
     if len(field) != rules.num_players:
         raise ValueError(f"{rules!r} seats {rules.num_players} players; the field has {len(field)}")
     if games < 1:
@@ -133,8 +140,9 @@ def tournament(
             # Entries of the same name take the seats that name gets, in field order.
             pool = {name: [agent for n, agent in field if n == name] for name in set(names)}
             seated = [pool[name].pop(0) for name in order]
+            table = rules if rules_for is None else rules_for(order)
             for _ in range(games):
-                returns = play_game(rules, seated, rng)
+                returns = play_game(table, seated, rng)
                 for name in per_name:
                     mine = [returns[seat] for seat, n in enumerate(order) if n == name]
                     per_name[name].append(sum(mine) / len(mine))
