@@ -34,6 +34,22 @@ def rules5():
     return GoofspielRules(num_cards=5)
 
 
+def finite_horizon_values(round_game, rounds):
+    """Each round-state's value when the game stops as a draw after ``rounds`` rounds:
+    that many steps of value iteration from zero, with the leaf bookkeeping (payoff, next
+    round-state, sign) the stochastic solver uses. Tests set it against a whole-tree solve."""
+    from hiddenhand.solvers.sequence_form import SequenceForm
+
+    forms = {key: SequenceForm.build(round_game.start(key), round_game.continuation) for key in round_game.keys()}
+    values = dict.fromkeys(forms, 0.0)
+    for _ in range(rounds):
+        values = {
+            key: form.value(np.array([c.payoff + (c.sign * values[c.key] if c.key else 0.0) for c in form.leaves]))
+            for key, form in forms.items()
+        }
+    return values
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -3,7 +3,6 @@ solution, the heuristic, and the many-player tournament."""
 
 import warnings
 
-import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python.algorithms import sequence_form_lp
@@ -16,9 +15,10 @@ from hiddenhand.core import TERMINAL, IllegalActionError
 from hiddenhand.envs import bid_spoof_v0
 from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.solvers.bid_spoof import BidSpoofRounds, cached_solution, equilibrium_agent, solve_round
-from hiddenhand.solvers.sequence_form import SequenceForm
 from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
 from hiddenhand.training import tournament
+
+from conftest import finite_horizon_values
 
 
 def start(rules, holds, direction="clockwise", **state_kwargs):
@@ -159,27 +159,14 @@ def test_truncated_game_matches_openspiel_lp_on_the_whole_tree():
     two steps of value iteration over our round-states."""
     game = pyspiel.load_game("hiddenhand_bid_spoof(num_players=2,coins=1,max_rounds=2)")
     whole = sequence_form_lp.solve_zero_sum_game(game)[0]
-    rounds = BidSpoofRounds(1, "round_start")
-    form = SequenceForm.build(rounds.start((1, 1)), rounds.continuation)
-    value = 0.0
-    for _ in range(2):
-        value = form.value(np.array([c.payoff + (c.sign * value if c.key else 0.0) for c in form.leaves]))
-    assert value == pytest.approx(whole, abs=1e-6)
+    assert finite_horizon_values(BidSpoofRounds(1, "round_start"), 2)[(1, 1)] == pytest.approx(whole, abs=1e-6)
 
 
 def test_unequal_coins_and_role_swaps_against_the_whole_tree():
     """Two coins each, two rounds then a draw: the whole tree solved at once against two
     steps of value iteration over the round-states (unequal coins, roles swapping)."""
     whole = solve_sequence_form(pyspiel.load_game("hiddenhand_bid_spoof(num_players=2,coins=2,max_rounds=2)")).value
-    rounds = BidSpoofRounds(2, "round_start")
-    forms = {key: SequenceForm.build(rounds.start(key), rounds.continuation) for key in rounds.keys()}
-    values = dict.fromkeys(forms, 0.0)
-    for _ in range(2):
-        values = {
-            key: form.value(np.array([c.payoff + (c.sign * values[c.key] if c.key else 0.0) for c in form.leaves]))
-            for key, form in forms.items()
-        }
-    assert values[(2, 2)] == pytest.approx(whole, abs=1e-9)
+    assert finite_horizon_values(BidSpoofRounds(2, "round_start"), 2)[(2, 2)] == pytest.approx(whole, abs=1e-9)
 
 
 def test_round_states_are_checked():

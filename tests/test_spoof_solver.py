@@ -12,12 +12,13 @@ from open_spiel.python.algorithms import sequence_form_lp
 
 import hiddenhand.openspiel as ho
 from hiddenhand.envs.spoof import SpoofRules
-from hiddenhand.solvers.sequence_form import SequenceForm
 from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
 from hiddenhand.solvers.matrix_game import solve_game
 from hiddenhand.solvers.spoof import SpoofRounds, cached_solution, solve_round
 from hiddenhand.training import play_games
 from hiddenhand.agents import make_agent
+
+from conftest import finite_horizon_values
 
 
 @pytest.fixture(scope="module")
@@ -88,14 +89,7 @@ def test_truncated_game_matches_openspiel_lp_on_the_whole_tree():
     stochastic solver uses."""
     game = pyspiel.load_game("hiddenhand_spoof(matches=1,matches_p1=2,max_rounds=2)")
     whole = sequence_form_lp.solve_zero_sum_game(game)[0]
-    rounds = SpoofRounds(2)
-    forms = {key: SequenceForm.build(rounds.start(key), rounds.continuation) for key in rounds.keys()}
-    values = dict.fromkeys(forms, 0.0)
-    for _ in range(2):
-        values = {
-            key: form.value(np.array([c.payoff + (c.sign * values[c.key] if c.key else 0.0) for c in form.leaves]))
-            for key, form in forms.items()
-        }
+    values = finite_horizon_values(SpoofRounds(2), 2)
     assert values[(1, 2)] == pytest.approx(whole, abs=1e-6)
     assert values[(1, 2)] == pytest.approx(solve_sequence_form(game).value, abs=1e-9)
 
