@@ -8,8 +8,10 @@ model's own distribution. Saved as ``model.zip`` (stable-baselines3's format) be
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import random
 from pathlib import Path
 
 import numpy as np
@@ -57,10 +59,29 @@ class PPOAgent(Agent):
         if not is_ppo_dir(directory):
             raise ValueError(f"{directory} holds no saved PPO agent ({MODEL_FILE} and {META_FILE})")
         meta = json.loads((directory / META_FILE).read_text())
-        return cls(MaskablePPO.load(directory / MODEL_FILE, device="cpu"), meta["game"], meta["params"], seed=seed)
+        with keeping_global_rngs():
+            model = MaskablePPO.load(directory / MODEL_FILE, device="cpu")
+        return cls(model, meta["game"], meta["params"], seed=seed)
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.game}, {self.params})"
+
+
+@contextlib.contextmanager
+def keeping_global_rngs():
+    """Restore Python's, numpy's and torch's global generators afterwards: loading a
+    stable-baselines3 model reseeds them, which would replay the same noise in a training
+    run that loads snapshots or opponents."""
+    import numpy as np
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
 
 
 def is_ppo_dir(path: str | os.PathLike) -> bool:

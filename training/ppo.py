@@ -21,12 +21,14 @@ still saves. Torch runs on one thread: on two cores more threads made PPO far sl
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,9 @@ from hiddenhand.envs import ENV_MODULES
 from hiddenhand.files import atomic_write, write_figure
 from hiddenhand.training.evaluation import play_games
 from hiddenhand.training.single_agent import SingleAgentEnv
-from hiddenhand.validation import check_int
+from hiddenhand.validation import check_choice, check_int
+
+EXPLOITABILITY = ("every", "final", "never")
 
 
 @dataclass
@@ -82,9 +86,16 @@ def train_ppo(
     eval_every: int = 4096,
     eval_games: int = 200,
     n_steps: int = 512,
+    exploitability: str = "every",
     progress: bool = True,
 ) -> list[PPOPoint]:
-    """Train and save; see the module docstring. Returns the evaluation curve."""
+    """Train and save; see the module docstring. Returns the evaluation curve.
+
+    PPO collects ``n_steps`` moves per update, so ``timesteps`` is rounded up to a multiple
+    of it. ``exploitability`` says when to measure it exactly: at ``"every"`` evaluation,
+    only at the ``"final"`` one, or ``"never"``. The exact measure costs little at 4 cards
+    but about two minutes per evaluation at 5 (the DP queries the network at every state).
+    """
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -97,9 +108,13 @@ def train_ppo(
         check_int(name, value, 1, 10**9)
     if not 0.0 <= self_play <= 1.0:
         raise ValueError(f"self_play={self_play!r} is out of range; allowed: 0 to 1")
+    exploitability = check_choice("exploitability", exploitability, EXPLOITABILITY)
     rules = ENV_MODULES[game].raw_env.rules_class(**game_kwargs)
     params = rules.params
     heuristics = {name: make_agent(game, name, params) for name in HEURISTICS[game]}
+    # Evaluation plays its own copies, so that how often and how long one evaluates never
+    # changes the opponents' generators, and so the training run.
+    judges = {name: make_agent(game, name, params) for name in HEURISTICS[game]}
     pool: list[Agent] = []
 
     def draw(rng: np.random.Generator) -> list[Agent]:
@@ -112,26 +127,25 @@ def train_ppo(
         return picks
 
     env = SingleAgentEnv(game, draw, seat="random", **game_kwargs)
-    env.reset(seed=seed)
     model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=min(n_steps, 256), seed=seed, device="cpu", verbose=0)
     out = Path(out_dir)
     curve: list[PPOPoint] = []
     clock = {"seconds": 0.0, "since": time.perf_counter()}
 
     def snapshot() -> PPOAgent:
-        buffer = io.BytesIO()
-        model.save(buffer)
-        buffer.seek(0)
-        return PPOAgent(MaskablePPO.load(buffer, device="cpu"), game, params)
+        # A frozen copy of the policy network (no model reload, which would reseed the
+        # global generators the training run draws from).
+        return PPOAgent(SimpleNamespace(policy=copy.deepcopy(model.policy)), game, params)
 
-    def evaluate(steps: int) -> None:
+    def evaluate(steps: int, final: bool = False) -> None:
         clock["seconds"] += time.perf_counter() - clock["since"]
         agent = PPOAgent(model, game, params, seed=seed)
         against = {}
-        for k, (name, opponent) in enumerate(heuristics.items()):
+        for k, (name, opponent) in enumerate(judges.items()):
             results = play_games(rules, [agent] + [opponent] * (rules.num_players - 1), eval_games, seed=seed + k)
             against[name] = float(results[:, 0].mean())
-        curve.append(PPOPoint(steps, clock["seconds"], exact_exploitability(rules, agent), against))
+        exact = exploitability == "every" or (exploitability == "final" and final)
+        curve.append(PPOPoint(steps, clock["seconds"], exact_exploitability(rules, agent) if exact else None, against))
         _write_curve(out, curve, f"self-play PPO on {rules!r}")
         clock["since"] = time.perf_counter()
 
@@ -152,14 +166,17 @@ def train_ppo(
                 self.bar.set_postfix(exploitability=point.exploitability, **{k: f"{v:+.2f}" for k, v in point.against.items()})
             return True
 
-    with tqdm(total=timesteps, desc=f"PPO on {rules.name}", disable=not progress, unit="step") as bar:
+    total = -(-timesteps // n_steps) * n_steps  # what learn() runs: whole rollouts
+    with tqdm(total=total, desc=f"PPO on {rules.name}", disable=not progress, unit="step") as bar:
         try:
             model.learn(total_timesteps=timesteps, callback=Hooks(bar))
         except KeyboardInterrupt:
             bar.write("interrupted; saving what was learned")
     steps = int(model.num_timesteps)
-    if not curve or curve[-1].steps != steps:
-        evaluate(steps)
+    if not curve or curve[-1].steps != steps or (exploitability == "final" and curve[-1].exploitability is None):
+        if curve and curve[-1].steps == steps:
+            curve.pop()
+        evaluate(steps, final=True)
     PPOAgent(model, game, params).save(out)
     with atomic_write(out / "run.json", "w") as handle:
         json.dump({"game": game, "params": params, "timesteps": steps, "seed": seed, "curve": [asdict(p) for p in curve]}, handle, indent=2)
