@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tournament",
         help="round robin between computer players, with 95%% intervals",
         description="Every pair of the chosen agents plays GAMES two-player games with seats alternating; "
-        "prints each row agent's mean return against each column agent, with a 95%% interval.",
+        "prints each row agent's mean return against each column agent, with a 95% interval.",
     )
     tour_games = tour.add_subparsers(dest="game", required=True, metavar="GAME")
     for game, p in _add_game_parsers(tour_games, "round robin of {game} agents").items():
@@ -273,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the main job: train CFR+, MCCFR and PPO and measure them against the exact equilibria",
         description="Train CFR+, external-sampling MCCFR and self-play PPO on every two-player game with an exact "
         "solution where CFR is affordable (4-card Goofspiel; one round of Spoof and of two-player Bid Spoof), report "
-        "each agent's exploitability against the exact equilibrium and its head-to-head results (95%% intervals) "
+        "each agent's exploitability against the exact equilibrium and its head-to-head results (95% intervals) "
         "against the equilibrium and the heuristics, then every-seating tournaments for three-player Bid Spoof "
         "(one round, with CFR+) and EggHead. Writes REPORT.md, one PNG per game (exploitability against wall-clock "
         "time, every method) and summary.json into OUT, and prints the report. The small budget takes a few "
