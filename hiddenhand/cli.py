@@ -129,8 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     tour = commands.add_parser(
         "tournament",
         help="round robin between computer players, with 95%% intervals",
-        description="Every pair of the chosen agents plays GAMES two-player games with seats alternating; "
-        "prints each row agent's mean return against each column agent, with a 95% interval.",
+        description="Two players: every pair of the chosen agents plays GAMES games with seats alternating; "
+        "prints each row agent's mean return against each column agent, with a 95% interval. Three or more "
+        "players (Bid Spoof): the agents fill the seats in turn and every distinct seating plays GAMES games; "
+        "prints each agent's mean return with a 95% interval.",
     )
     tour_games = tour.add_subparsers(dest="game", required=True, metavar="GAME")
     for game, p in _add_game_parsers(tour_games, "round robin of {game} agents").items():
