@@ -100,6 +100,19 @@ def _rules(args: argparse.Namespace):
     return ENV_MODULES[args.game].raw_env.rules_class(**_game_kwargs(args))
 
 
+def _add_training_game(p: argparse.ArgumentParser) -> None:
+    """The game options every training method takes (read by :func:`_cmd_train`)."""
+    p.add_argument("--game", choices=[_command_name(g) for g in ENV_MODULES], default="goofspiel", help="the game (default goofspiel)")
+    p.add_argument("--cards", type=int, default=4, help="Goofspiel's num_cards (default 4)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other game argument, repeatable, e.g. --param reveal_bids=false --param prize_order=descending",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hiddenhand",
@@ -161,15 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         "game (--param matches=1 --param max_rounds=3); the full Spoof game is solved exactly by "
         "`hiddenhand solve spoof` instead.",
     )
-    cfr.add_argument("--game", choices=[_command_name(g) for g in ENV_MODULES], default="goofspiel", help="the game (default goofspiel)")
-    cfr.add_argument("--cards", type=int, default=4, help="Goofspiel's num_cards (default 4)")
-    cfr.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any other game argument, repeatable, e.g. --param reveal_bids=false --param prize_order=descending",
-    )
+    _add_training_game(cfr)
     cfr.add_argument("--algorithm", choices=ALGORITHMS, default="cfr+", help="solver (default cfr+)")
     cfr.add_argument("--iterations", type=int, default=1000, help="iterations to run (default 1000)")
     cfr.add_argument("--eval-every", type=int, default=50, help="measure NashConv every K iterations (default 50)")
@@ -185,9 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--param objective=round) and the mean return against each heuristic. The model is saved to OUT: play it "
         "with `hiddenhand play GAME --opponent OUT`. Ctrl-C stops early and still saves.",
     )
-    ppo.add_argument("--game", choices=[_command_name(g) for g in ENV_MODULES], default="goofspiel", help="the game (default goofspiel)")
-    ppo.add_argument("--cards", type=int, default=4, help="Goofspiel's num_cards (default 4)")
-    ppo.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="any other game argument, repeatable")
+    _add_training_game(ppo)
     ppo.add_argument("--timesteps", type=int, default=50_000, help="learner moves to train for, rounded up to whole rollouts of 512 (default 50000)")
     ppo.add_argument("--snapshot-every", type=int, default=2048, help="add a snapshot to the pool every K steps (default 2048)")
     ppo.add_argument("--eval-every", type=int, default=4096, help="evaluate every K steps (default 4096)")
