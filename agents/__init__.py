@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from hiddenhand.agents.base import Agent, RandomAgent
-from hiddenhand.agents.bid_spoof import BidSpoofHeuristic
+from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, BidSpoofHeuristic
 from hiddenhand.agents.egghead import BehaviouralAnalyst, NaiveDeducer
 from hiddenhand.agents.goofspiel_heuristic import LEVELS as GOOFSPIEL_LEVELS
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
@@ -164,6 +164,7 @@ __all__ = [
     "AGENTS",
     "Agent",
     "BehaviouralAnalyst",
+    "BidSpoofEquilibriumAgent",
     "BidSpoofHeuristic",
     "GoofspielHeuristic",
     "HEURISTICS",

@@ -1,4 +1,4 @@
-"""Bid Spoof's rule-of-thumb player.
+"""Bid Spoof's agents: a rule-of-thumb player, and the exact two-player equilibrium as a table.
 
 It reasons from the distribution of the total: its own hand plus the others' hands, each
 taken as uniformly random over 0..their coins and independent. Calls are judged by the
@@ -76,3 +76,34 @@ class BidSpoofHeuristic(Agent):
 
     def __repr__(self) -> str:
         return f"BidSpoofHeuristic(bluff={self.bluff})"
+
+
+def present_round(rules: BidSpoofRules, observation: np.ndarray) -> bytes:
+    """The part of an observation that describes the present round (the table key)."""
+    layout = rules.layout
+    return np.ascontiguousarray(observation[layout.coin_counts : layout.last_round], dtype=np.float32).tobytes()
+
+
+class BidSpoofEquilibriumAgent(Agent):
+    """Plays a tabulated two-player equilibrium, looked up by the present round."""
+
+    uses_history = False
+
+    def __init__(self, rules: BidSpoofRules, table: dict[bytes, np.ndarray], seed: int | None = None) -> None:
+        super().__init__(seed)
+        if rules.num_players != 2:
+            raise ValueError(f"the exact equilibrium is for two players; {rules!r} has {rules.num_players}")
+        self.rules = rules
+        self.table = table
+
+    def policy(self, observation: Observation) -> np.ndarray:
+        mask = legal_mask(observation)
+        probs = self.table.get(present_round(self.rules, np.asarray(observation["observation"])))
+        if probs is None:
+            raise ValueError(f"{self!r} has no move for this observation: is it a game of {self.rules!r}?")
+        if (probs * ~mask).sum() > 1e-9:
+            raise RuntimeError(f"{self!r} would play an illegal move here")
+        return probs * mask / (probs * mask).sum()
+
+    def __repr__(self) -> str:
+        return f"BidSpoofEquilibriumAgent(coins={self.rules.coins}, zero_call={self.rules.zero_call!r}, objective={self.rules.objective!r})"

@@ -19,18 +19,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, present_round
 from hiddenhand.envs.bid_spoof import MAX_COINS, ZERO_CALLS, BidSpoofRules, BidSpoofState
 from hiddenhand.solvers.sequence_form import Behaviour, SequenceForm
 from hiddenhand.solvers.stochastic import Continuation, StochasticSolution
 from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_choice, check_int
-
-
-def _present(rules: BidSpoofRules, observation: np.ndarray) -> bytes:
-    """The part of an observation that describes the present round (the table key)."""
-    layout = rules.layout
-    return np.ascontiguousarray(observation[layout.coin_counts : layout.last_round], dtype=np.float32).tobytes()
 
 
 def _tabulate(rules: BidSpoofRules, form: SequenceForm, policies: tuple[Behaviour, Behaviour], table: dict) -> None:
@@ -41,7 +35,7 @@ def _tabulate(rules: BidSpoofRules, form: SequenceForm, policies: tuple[Behaviou
             row = np.zeros(rules.num_actions)
             for action, p in probs.items():
                 row[action] = p
-            table[_present(rules, state.observation_tensor(player))] = row
+            table[present_round(rules, state.observation_tensor(player))] = row
 
 
 class BidSpoofRounds:
@@ -116,31 +110,6 @@ class BidSpoofSolution:
         """The equilibrium as an agent for the two-player game with these coins and zero rule."""
         rules = BidSpoofRules(num_players=2, coins=self.coins, zero_call=self.zero_call)
         return BidSpoofEquilibriumAgent(rules, self.table, seed=seed)
-
-
-class BidSpoofEquilibriumAgent(Agent):
-    """Plays a tabulated two-player equilibrium, looked up by the present round."""
-
-    uses_history = False
-
-    def __init__(self, rules: BidSpoofRules, table: dict[bytes, np.ndarray], seed: int | None = None) -> None:
-        super().__init__(seed)
-        if rules.num_players != 2:
-            raise ValueError(f"the exact equilibrium is for two players; {rules!r} has {rules.num_players}")
-        self.rules = rules
-        self.table = table
-
-    def policy(self, observation: Observation) -> np.ndarray:
-        mask = legal_mask(observation)
-        probs = self.table.get(_present(self.rules, np.asarray(observation["observation"])))
-        if probs is None:
-            raise ValueError(f"{self!r} has no move for this observation: is it a game of {self.rules!r}?")
-        if (probs * ~mask).sum() > 1e-9:
-            raise RuntimeError(f"{self!r} would play an illegal move here")
-        return probs * mask / (probs * mask).sum()
-
-    def __repr__(self) -> str:
-        return f"BidSpoofEquilibriumAgent(coins={self.rules.coins}, zero_call={self.rules.zero_call!r}, objective={self.rules.objective!r})"
 
 
 def solve(coins: int = 3, zero_call: str = "round_start", progress: bool = True) -> BidSpoofSolution:
