@@ -22,7 +22,7 @@ import numpy as np
 from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, present_round
 from hiddenhand.envs.bid_spoof import MAX_COINS, ZERO_CALLS, BidSpoofRules, BidSpoofState
 from hiddenhand.solvers.sequence_form import Behaviour, SequenceForm
-from hiddenhand.solvers.stochastic import Continuation, StochasticSolution
+from hiddenhand.solvers.stochastic import Continuation, StochasticSolution, two_player_continuation
 from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_choice, check_int
 
@@ -53,12 +53,7 @@ class BidSpoofRounds:
         return self.rules.new_round_state(key, starter=0)
 
     def continuation(self, state: BidSpoofState) -> Continuation | None:
-        if not state.history:
-            return None
-        if state.is_terminal():
-            return Continuation(payoff=state.returns()[0])
-        s = state.starter
-        return Continuation(key=(state.coins[s], state.coins[1 - s]), sign=1.0 if s == 0 else -1.0)
+        return two_player_continuation(state, state.coins, state.starter) if state.history else None
 
 
 @dataclass

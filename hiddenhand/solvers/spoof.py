@@ -21,7 +21,7 @@ import numpy as np
 
 from hiddenhand.envs.spoof import MAX_MATCHES, SpoofRules, SpoofState
 from hiddenhand.solvers.sequence_form import SequenceForm
-from hiddenhand.solvers.stochastic import Continuation, RoundSolution, StochasticSolution
+from hiddenhand.solvers.stochastic import Continuation, RoundSolution, StochasticSolution, two_player_continuation
 from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_int
 
@@ -83,12 +83,7 @@ class SpoofRounds:
         return SpoofRules(matches=key, objective="game", max_rounds=2).new_initial_state()
 
     def continuation(self, state: SpoofState) -> Continuation | None:
-        if not state.history:
-            return None
-        if state.is_terminal():
-            return Continuation(payoff=state.returns()[0])
-        first = state.first
-        return Continuation(key=(state.matches[first], state.matches[1 - first]), sign=1.0 if first == 0 else -1.0)
+        return two_player_continuation(state, state.matches, state.first) if state.history else None
 
 
 @dataclass

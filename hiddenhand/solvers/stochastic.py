@@ -41,6 +41,15 @@ class Continuation:
     sign: float = 1.0
 
 
+def two_player_continuation(state: State, counts: Sequence[int], starter: int) -> Continuation:
+    """Where a finished round of a two-player game leads: the end of the game (player 0's
+    return), or the round-state (starter's count, the other's count), negated when
+    player 1 starts it. ``counts`` are the players' matches or coins after the round."""
+    if state.is_terminal():
+        return Continuation(payoff=state.returns()[0])
+    return Continuation(key=(counts[starter], counts[1 - starter]), sign=1.0 if starter == 0 else -1.0)
+
+
 class RoundGame(Protocol):
     """What the solver needs to know about a game of rounds."""
 
@@ -150,5 +159,5 @@ def solve(
     return StochasticSolution({k: float(values[i]) for k, i in index.items()}, solutions, sweep)
 
 
-__all__ = ["Continuation", "RoundGame", "RoundSolution", "StochasticSolution", "solve"]
+__all__ = ["Continuation", "RoundGame", "RoundSolution", "StochasticSolution", "solve", "two_player_continuation"]
 
