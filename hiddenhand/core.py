@@ -122,6 +122,17 @@ class Rules(abc.ABC):
     def observation_size(self) -> int:
         """Length of the flat float32 observation vector of every player."""
 
+    observation_is_information_state: ClassVar[bool] = True
+    """Whether the observation vector is the perfect-recall information state. Games whose
+    PettingZoo observation is a bounded window (the last round, the last events) set it to
+    False and implement :meth:`State.information_state_tensor`; everything that needs
+    perfect recall (OpenSpiel's information-state tensor, tabular policies) reads that."""
+
+    @property
+    def information_state_size(self) -> int:
+        """Length of :meth:`State.information_state_tensor` (the observation's by default)."""
+        return self.observation_size
+
     @property
     def max_chance_outcomes(self) -> int:
         return 0
@@ -205,11 +216,18 @@ class State(abc.ABC):
 
     @abc.abstractmethod
     def observation_tensor(self, player: int) -> np.ndarray:
-        """What ``player`` knows as a flat float32 vector of length ``rules.observation_size``.
+        """What ``player`` sees as a flat float32 vector of length ``rules.observation_size``:
+        the PettingZoo observation. It is the perfect-recall information state unless the
+        rules say otherwise (``Rules.observation_is_information_state``)."""
 
-        Every game here encodes the public history in the observation, so it is also the
-        perfect-recall information-state tensor.
-        """
+    def information_state_tensor(self, player: int) -> np.ndarray:
+        """Everything ``player`` knows, with perfect recall, as a flat float32 vector of
+        length ``rules.information_state_size``: two states give equal vectors exactly when
+        they give equal :meth:`information_state_string`. The observation by default; games
+        whose observation is a bounded window override it."""
+        if not self.rules.observation_is_information_state:
+            raise NotImplementedError(f"{type(self).__name__} must implement information_state_tensor")
+        return self.observation_tensor(player)
 
     @abc.abstractmethod
     def action_to_string(self, player: int, action: int) -> str: ...
@@ -239,8 +257,18 @@ class State(abc.ABC):
         return self.current_player() == CHANCE
 
     def observation(self, player: int) -> dict[str, np.ndarray]:
-        """``{"observation", "action_mask"}`` of ``player``: what envs and agents exchange."""
+        """``{"observation", "action_mask"}`` of ``player``: what the PettingZoo env gives."""
         return {"observation": self.observation_tensor(player), "action_mask": self.action_mask(player)}
+
+    def agent_observation(self, player: int) -> dict[str, np.ndarray]:
+        """What our own loops (tournaments, the Gymnasium face, OpenSpiel policies, the
+        terminal) hand an agent: :meth:`observation` plus ``"information_state"``, the
+        perfect-recall tensor, which tabular policies are keyed by."""
+        obs = self.observation(player)
+        obs["information_state"] = (
+            obs["observation"] if self.rules.observation_is_information_state else self.information_state_tensor(player)
+        )
+        return obs
 
     def action_mask(self, player: int) -> np.ndarray:
         """int8 mask over ``rules.num_actions``: 1 on ``legal_actions(player)``."""

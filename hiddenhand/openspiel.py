@@ -186,7 +186,7 @@ class AgentPolicy(policy_lib.Policy):
 
     def action_probabilities(self, state: HiddenhandState, player_id: int | None = None) -> dict[int, float]:
         player = state.current_player() if player_id is None else player_id
-        probs = self.agent.policy(state.inner.observation(player))
+        probs = self.agent.policy(state.inner.agent_observation(player))
         return {a: float(probs[a]) for a in state.inner.legal_actions(player)}
 
 
@@ -203,7 +203,7 @@ def tabular_policy(game: HiddenhandGame, agent: Agent) -> pyspiel.TabularPolicy:
         player = state.current_player()
         key = state.information_state_string(player)
         if key not in table:
-            probs = agent.policy(state.observation(player))
+            probs = agent.policy(state.agent_observation(player))
             table[key] = [(a, float(probs[a])) for a in state.legal_actions(player)]
     return pyspiel.TabularPolicy(table)
 

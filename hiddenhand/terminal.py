@@ -61,7 +61,7 @@ def play_in_terminal(
                     output("\n" + state.render(seat))
                     state.apply(_ask_move(rules, state, seat, input_fn, output))
                 else:
-                    state.apply(seats[player].act(state.observation(player)))
+                    state.apply(seats[player].act(state.agent_observation(player)))
             output("\n==== Game over ====\n" + state.render(seat))
             output(outcome_line(state.returns(), seat))
             results.append(state.returns())

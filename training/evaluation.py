@@ -30,7 +30,7 @@ def play_game(rules: Rules, agents: Sequence[Agent], rng: np.random.Generator) -
         if player == CHANCE:
             state.apply(sample_chance(state, rng))
         else:
-            state.apply(agents[player].act(state.observation(player)))
+            state.apply(agents[player].act(state.agent_observation(player)))
     return state.returns()
 
 

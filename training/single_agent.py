@@ -119,7 +119,7 @@ class SingleAgentEnv(gymnasium.Env):
             if player == CHANCE:
                 state.apply(sample_chance(state, self.np_random))
             else:
-                state.apply(self.opponents[player].act(state.observation(player)))
+                state.apply(self.opponents[player].act(state.agent_observation(player)))
 
 
 def _opponent_sampler(opponents: Opponents, num_players: int) -> Callable[[np.random.Generator], Sequence[Agent]]:

@@ -52,7 +52,7 @@ def best_response_value(agent: Agent, num_cards: int, responder: int) -> float:
         for upcard in prizes:
             turned = state.clone()
             turned.apply(upcard - 1)  # a chance node: more than one prize is left
-            probs = agent.policy(turned.observation(seat))
+            probs = agent.policy(turned.agent_observation(seat))
             mixed = [(a + 1, float(p)) for a, p in enumerate(probs) if p > 0.0]
             rest = tuple(p for p in prizes if p != upcard)
             best = -float("inf")
