@@ -126,7 +126,7 @@ class GoofspielRules(Rules):
         reveal_bids: bool = True,
     ) -> None:
         super().__init__(
-            num_cards=check_int("num_cards", num_cards, 1, 13),
+            num_cards=check_int("num_cards", num_cards, 2, 13),
             num_players=check_int("num_players", num_players, 2, 6),
             prize_order=check_choice("prize_order", prize_order, PRIZE_ORDERS),
             scoring=check_choice("scoring", scoring, SCORINGS),

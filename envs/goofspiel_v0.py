@@ -28,8 +28,9 @@ the round (OpenSpiel's `imp_info=True`).
     goofspiel_v0.env(num_cards=13, num_players=2, prize_order="random",
                      scoring="point_difference", reveal_bids=True, render_mode=None)
 
-- `num_cards` (1 to 13): cards per hand and in the prize deck. With 1 card the only round
-  plays itself, so the AEC episode is over at reset (and `parallel_env` refuses it).
+- `num_cards` (2 to 13): cards per hand and in the prize deck. One card is refused by every
+  face (env, Parallel env, OpenSpiel, Gymnasium): its only round would play itself, leaving
+  a game with no decision in it.
 - `num_players` (2 to 6).
 - `prize_order`: `"random"` (shuffled by the env's seeded generator, one card per round),
   `"ascending"` or `"descending"` (known in advance).

@@ -104,12 +104,12 @@ class SpoofRules(Rules):
             max_rounds=check_int("max_rounds", max_rounds, 1, 10_000),
         )
         self.matches: tuple[int, int] = pair
-        self.objective: str = objective
+        self.objective: str = self.params["objective"]
         self.max_rounds: int = self.params["max_rounds"]
         self.max_hold = max(pair)
         self.max_total = sum(pair)
-        self.utility_sum = 1.0 if objective == "round" else 0.0
-        rounds = 1 if objective == "round" else self.max_rounds
+        self.utility_sum = 1.0 if self.objective == "round" else 0.0
+        rounds = 1 if self.objective == "round" else self.max_rounds
         self.layout = ObservationLayout(self.max_hold, self.max_total, rounds)
 
     @classmethod

@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
+from hiddenhand.validation import shown
+
 CHANCE = -1
 """``State.current_player()`` at a chance node (OpenSpiel's ``PlayerId.CHANCE``)."""
 
@@ -276,15 +278,30 @@ class State(abc.ABC):
         mask[self.legal_actions(player)] = 1
         return mask
 
+    def check_action(self, action: Any) -> int:
+        """``action`` as a Python int, if it is an integer: Python's or numpy's, or a 0-d
+        integer array. Anything else (a float, a string, a bool, a longer array) raises
+        ``TypeError`` naming it and the legal actions, rather than being rounded or parsed
+        into a move. Whether the integer is legal is :meth:`apply`'s business."""
+        if isinstance(action, np.ndarray) and action.ndim == 0:
+            action = action[()]
+        if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+            return int(action)
+        raise TypeError(f"action {shown(action)} is not an integer; {self._legal_text(self.legal_actions())}")
+
+    def _legal_text(self, legal: Sequence[int]) -> str:
+        player = self.current_player()
+        labels = ", ".join(f"{a} ({self.action_to_string(player, a)})" for a in legal)
+        return f"legal actions: {labels}"
+
     def _illegal(self, action: Any, legal: Sequence[int]) -> IllegalActionError:
         """The error for ``action`` not among ``legal``, naming both."""
         player = self.current_player()
         who = "chance" if player == CHANCE else f"player {player}"
-        labels = ", ".join(f"{a} ({self.action_to_string(player, a)})" for a in legal)
-        named = f"{action!r}"
+        named = shown(action)
         if player >= 0 and isinstance(action, (int, np.integer)) and 0 <= action < self.rules.num_actions:
             named += f" ({self.action_to_string(player, int(action))})"
-        return IllegalActionError(f"action {named} is illegal for {who} in {self.rules!r}; legal actions: {labels}")
+        return IllegalActionError(f"action {named} is illegal for {who} in {self.rules!r}; {self._legal_text(legal)}")
 
 
 def sample_chance(state: State, rng: np.random.Generator) -> int:

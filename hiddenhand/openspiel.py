@@ -14,9 +14,12 @@ CFR, best response, exploitability and sequence-form LP run on it directly. Its 
 solvers run on ``pyspiel.convert_to_cached_tree(game)``, which walks the Python game once
 and then runs at C++ speed (:func:`cached_tree`).
 
-Information-state strings and tensors come from the rules' perfect-recall views; every
-game here encodes its public history in the observation, so observation and
-information-state tensors coincide.
+Information-state strings and tensors are perfect recall (``State.information_state_*``);
+observation tensors are the PettingZoo observations, which for Bid Spoof and EggHead are a
+bounded window of the history (``Rules.observation_is_information_state``). Games, states
+and their observers follow OpenSpiel's contracts: they pickle, ``load_game(str(game))``
+gives the game back, and ``make_py_observer`` returns ``None`` for observation types no
+game here provides (public-only, all players).
 """
 
 from __future__ import annotations
@@ -86,15 +89,22 @@ class HiddenhandGame(pyspiel.Game):
     def new_initial_state(self) -> "HiddenhandState":
         return HiddenhandState(self, self.rules.new_initial_state())
 
-    def make_py_observer(self, iig_obs_type=None, params=None) -> "_Observer":
+    def make_py_observer(self, iig_obs_type=None, params=None) -> "_Observer | None":
+        """OpenSpiel's observer contract: the perfect-recall information state for
+        ``perfect_recall=True``, the (possibly windowed) observation for the default type,
+        and ``None`` for the kinds no game here provides (public-only, all players)."""
         if params:
             raise ValueError(f"observer parameters are not supported; got {params}")
-        if iig_obs_type is not None and iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER:
-            raise ValueError(
-                f"{self.rules.name} provides each player's own view only "
-                f"(private_info=SINGLE_PLAYER); asked for {iig_obs_type.private_info}"
-            )
-        return _Observer(self.rules)
+        if iig_obs_type is None:
+            return _Observer(self.rules, perfect_recall=False)
+        if not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER:
+            return None
+        return _Observer(self.rules, perfect_recall=iig_obs_type.perfect_recall)
+
+    def __reduce__(self):
+        # pickle (multiprocessing, Ray, OpenSpiel's own simulation tests) rebuilds the game
+        # from its rules; the registered per-game subclasses are not needed for that.
+        return (HiddenhandGame, (self.rules,))
 
 
 class HiddenhandState(pyspiel.State):
@@ -102,6 +112,7 @@ class HiddenhandState(pyspiel.State):
 
     def __init__(self, game: HiddenhandGame, state: State) -> None:
         super().__init__(game)
+        self.game = game
         self.inner = state
 
     def current_player(self) -> int:
@@ -129,6 +140,11 @@ class HiddenhandState(pyspiel.State):
     def __str__(self) -> str:
         return self.inner.render()
 
+    def __reduce__(self):
+        # Replaying the history (chance outcomes included) restores OpenSpiel's own record
+        # of it too, which copying the inner state alone would lose.
+        return (_replay, (self.game, self.history()))
+
     def __deepcopy__(self, memo: dict) -> "HiddenhandState":
         # OpenSpiel clones Python states with copy.deepcopy; our states copy themselves far
         # cheaper than a generic deep copy (which would also copy the rules).
@@ -137,18 +153,33 @@ class HiddenhandState(pyspiel.State):
         return other
 
 
-class _Observer:
-    """OpenSpiel's observer protocol over the rules' perfect-recall view of a player."""
+def _replay(game: HiddenhandGame, history: list[int]) -> HiddenhandState:
+    """The state reached from the root of ``game`` by ``history`` (how states unpickle)."""
+    state = game.new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
 
-    def __init__(self, rules: Rules) -> None:
-        self.tensor = np.zeros(rules.observation_size, np.float32)
-        self.dict = {"observation": self.tensor}
+
+class _Observer:
+    """OpenSpiel's observer protocol over one player's view: the perfect-recall information
+    state (``perfect_recall=True``), or the observation, which in some games is a bounded
+    window; its string is then the player's rendering of the table."""
+
+    def __init__(self, rules: Rules, perfect_recall: bool) -> None:
+        self.perfect_recall = perfect_recall
+        self.tensor = np.zeros(rules.information_state_size if perfect_recall else rules.observation_size, np.float32)
+        self.dict = {"info_state" if perfect_recall else "observation": self.tensor}
+        self._string_is_information_state = perfect_recall or rules.observation_is_information_state
 
     def set_from(self, state: HiddenhandState, player: int) -> None:
-        self.tensor[:] = state.inner.observation_tensor(player)
+        inner = state.inner
+        self.tensor[:] = inner.information_state_tensor(player) if self.perfect_recall else inner.observation_tensor(player)
 
     def string_from(self, state: HiddenhandState, player: int) -> str:
-        return state.inner.information_state_string(player)
+        if self._string_is_information_state:
+            return state.inner.information_state_string(player)
+        return state.inner.render(player)
 
 
 def to_pyspiel(env_or_rules: RulesAECEnv | Rules | Any) -> HiddenhandGame:

@@ -22,7 +22,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.conversions import parallel_wrapper_fn
+from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 
 from hiddenhand.core import TERMINAL, IllegalActionError, Rules, State, play_chance
 from hiddenhand.validation import check_choice
@@ -40,11 +40,17 @@ class RulesAECEnv(AECEnv):
 
     ``illegal_action`` says what an illegal action does: ``"raise"`` (the default of
     ``raw_env``) raises :class:`~hiddenhand.core.IllegalActionError` naming the legal
-    actions; ``"terminate"`` (what ``env()`` uses) is PettingZoo's convention, exactly as
-    its ``TerminateIllegalWrapper`` applies it: a warning, the game ends for everyone, the
-    offender is paid ``illegal_reward`` and everyone else 0. It is done here rather than
-    with that wrapper because the wrapper's attribute forwarding on every call halved the
-    env's throughput (``benchmarks/bench_env.py``).
+    actions; ``"terminate"`` (what ``env()`` uses) is PettingZoo's convention, as its
+    ``TerminateIllegalWrapper`` applies it (a warning, the game ends for everyone), with
+    payoffs that make it a forfeit in every game: the offender gets the worst return the
+    game allows and every other player the best. (PettingZoo pays the others 0, which in a
+    game whose worst return is 0, such as total points, would not punish the offender.) It
+    is done here rather than with that wrapper because the wrapper's attribute forwarding
+    on every call halved the env's throughput (``benchmarks/bench_env.py``).
+
+    An action must be an integer (Python's, numpy's, or a 0-d integer array); anything
+    else raises ``TypeError`` whatever ``illegal_action`` says, since it is a bug in the
+    caller rather than a move.
     """
 
     rules_class: ClassVar[type[Rules]]
@@ -57,7 +63,7 @@ class RulesAECEnv(AECEnv):
         self.render_mode = check_choice("render_mode", render_mode, (None,) + RENDER_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ("raise", "terminate"))
         self.rules = self.rules_class(**game_kwargs)
-        self.illegal_reward = float(self.rules.utility_range[0])
+        self.illegal_reward, self.bystander_reward = map(float, self.rules.utility_range)
         self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
         self._player_of = {agent: i for i, agent in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
@@ -92,18 +98,29 @@ class RulesAECEnv(AECEnv):
         self._after_move()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._check_reset("observe")
+        if agent not in self._player_of:
+            raise ValueError(f"unknown agent {agent!r}; the agents are: {', '.join(self.possible_agents)}")
         return self.game_state.observation(self._player_of[agent])
 
+    def last(self, observe: bool = True):
+        self._check_reset("last")
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
+        self._check_reset("step")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has left it; call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"{agent} is to move and must act; action None is only for finished agents")
+        action = self.game_state.check_action(action)
         self._cumulative_rewards[agent] = 0.0
         try:
-            self.game_state.apply(int(action))
+            self.game_state.apply(action)
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -113,6 +130,18 @@ class RulesAECEnv(AECEnv):
         self._after_move()
         if self.render_mode == "human":
             self.render()
+
+    def _check_reset(self, call: str) -> None:
+        if self.game_state is None:
+            raise RuntimeError(f"{call}() before reset(): call reset() first")
+
+    def agent_observation(self, agent: str) -> dict[str, np.ndarray]:
+        """What our agents take (:meth:`~hiddenhand.core.State.agent_observation`): the
+        observation plus the perfect-recall information state, which tabular policies
+        (CFR's) need in games whose observation is a bounded window. In a PettingZoo
+        loop: ``agent.act(env.unwrapped.agent_observation(name))``."""
+        self._check_reset("agent_observation")
+        return self.game_state.agent_observation(self._player_of[agent])
 
     def _after_move(self) -> None:
         """Point ``agent_selection`` at the player to move, or pay out at the end."""
@@ -131,7 +160,7 @@ class RulesAECEnv(AECEnv):
         EnvLogger.warn_on_illegal_move()
         self.terminations = dict.fromkeys(self.agents, True)
         self.truncations = dict.fromkeys(self.agents, True)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards = dict.fromkeys(self.agents, self.bystander_reward)
         self.rewards[agent] = self.illegal_reward
         self._accumulate_rewards()
         self._deads_step_first()
@@ -162,24 +191,52 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         return self.env.last(observe)
 
 
+class RulesParallelEnv(aec_to_parallel_wrapper):
+    """PettingZoo's AEC-to-Parallel conversion of :class:`RulesAECEnv`, with two things it
+    lacks: the actions dict must name exactly the agents still in the game (a missing or
+    unknown one raises ``ValueError`` naming them, rather than a ``KeyError`` from inside
+    PettingZoo or silence), and an illegal action by any player ends the game under the
+    AEC env's convention (the conversion asserted when a player other than the last
+    bidder ended it)."""
+
+    def step(self, actions: dict[str, Any]):
+        missing = [a for a in self.agents if a not in actions]
+        unknown = [a for a in actions if a not in self.agents]
+        if missing or unknown:
+            raise ValueError(
+                f"the actions dict must have one action for each agent in the game ({', '.join(self.agents)}); "
+                f"missing: {missing or 'none'}, unknown: {unknown or 'none'}"
+            )
+        aec = self.aec_env
+        rewards = dict.fromkeys(self.agents, 0.0)
+        for _ in self.agents:
+            agent = aec.agent_selection
+            if aec.terminations[agent] or aec.truncations[agent]:
+                break  # an illegal action ended the game before everyone had moved
+            aec.step(actions[agent])
+            for other in aec.agents:
+                rewards[other] += aec.rewards[other]
+        terminations, truncations, infos = dict(aec.terminations), dict(aec.truncations), dict(aec.infos)
+        observations = {agent: aec.observe(agent) for agent in aec.agents}
+        while aec.agents and (aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]):
+            aec.step(None)
+        self.agents = aec.agents
+        return observations, rewards, terminations, truncations, infos
+
+
 def env_factories(raw_env: Callable[..., RulesAECEnv]) -> tuple[Callable[..., AECEnv], Callable[..., Any]]:
     """``(env, parallel_env)`` for a game's ``raw_env`` class, as PettingZoo modules have.
 
-    ``env`` is ``raw_env`` with PettingZoo's conventions: an illegal action ends the game,
-    the offender paid the worst return the game allows (see :class:`RulesAECEnv`), and the
-    order of calls is enforced (``OrderEnforcingWrapper``).
+    ``env`` is ``raw_env`` with PettingZoo's conventions: an illegal action ends the game
+    as a forfeit (see :class:`RulesAECEnv`), and the order of calls is enforced
+    (``OrderEnforcingWrapper``). ``parallel_env`` is :class:`RulesParallelEnv` over it.
     """
 
     def env(**kwargs: Any) -> AECEnv:
         return _OrderEnforcing(raw_env(illegal_action="terminate", **kwargs))
 
-    def parallel_env(**kwargs: Any) -> Any:
-        par = parallel_wrapper_fn(env)(**kwargs)
-        if par.aec_env.unwrapped.rules.max_game_length == 0:
-            # PettingZoo's AEC-to-Parallel conversion cannot end an episode that is over
-            # before anyone moves.
-            raise ValueError(f"{par.aec_env.unwrapped.rules!r} has no decision; use the AEC env")
-        return par
+    def parallel_env(**kwargs: Any) -> RulesParallelEnv:
+        return RulesParallelEnv(env(**kwargs))
 
     env.__doc__ = f"The AEC environment of {raw_env.metadata['name']} with PettingZoo's conventions (see the module docstring)."
     parallel_env.__doc__ = f"The Parallel environment of {raw_env.metadata['name']} (every player bids each round)."

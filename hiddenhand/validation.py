@@ -10,27 +10,46 @@ from typing import Any, Iterable
 import numpy as np
 
 
+def shown(value: Any) -> str:
+    """``repr(value)`` cut to a readable length (a 400-digit integer, a large array)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...{text[-12:]} ({type(value).__name__})"
+
+
+def _as_int(value: Any) -> int | None:
+    """``value`` as an int if it is an integer of any kind (numpy's included) or an integral
+    float; ``None`` for bools, fractions, infinities, NaN and everything else."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    return None
+
+
 def check_int(name: str, value: Any, low: int, high: int) -> int:
-    """``value`` as an int in ``[low, high]``. Integers of any kind (numpy's included) and
-    integral floats pass; bools, fractions, infinities and NaN are refused."""
-    is_number = isinstance(value, (numbers.Integral, numbers.Real)) and not isinstance(value, (bool, np.bool_))
-    if not is_number or not math.isfinite(value) or int(value) != value:
-        raise ValueError(f"{name}={value!r} is not an integer; allowed: {low} to {high}")
-    if not low <= value <= high:
-        raise ValueError(f"{name}={value!r} is out of range; allowed: {low} to {high}")
-    return int(value)
+    """``value`` as an int in ``[low, high]``; see :func:`_as_int` for what counts as one."""
+    number = _as_int(value)
+    if number is None:
+        raise ValueError(f"{name}={shown(value)} is not an integer; allowed: {low} to {high}")
+    if not low <= number <= high:
+        raise ValueError(f"{name}={shown(value)} is out of range; allowed: {low} to {high}")
+    return number
 
 
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
-    """``value`` if it is one of ``allowed``."""
+    """The one of ``allowed`` that ``value`` is (of the same kind: the string ``"random"``
+    matches, a numpy array holding it does not)."""
     allowed = tuple(allowed)
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not allowed; choose one of: {', '.join(map(repr, allowed))}")
-    return value
+    for choice in allowed:
+        if isinstance(value, type(choice)) and value == choice:
+            return choice
+    raise ValueError(f"{name}={shown(value)} is not allowed; choose one of: {', '.join(map(repr, allowed))}")
 
 
 def check_bool(name: str, value: Any) -> bool:
     """``value`` as a bool: Python's or numpy's booleans, or the integers 0 and 1."""
     if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
-        raise ValueError(f"{name}={value!r} is not a boolean; allowed: True or False")
+        raise ValueError(f"{name}={shown(value)} is not a boolean; allowed: True or False")
     return bool(value)

@@ -107,7 +107,7 @@ def test_illegal_actions_name_the_legal_ones():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_cards": 0}, r"num_cards=0 is out of range; allowed: 1 to 13"),
+        ({"num_cards": 0}, r"num_cards=0 is out of range; allowed: 2 to 13"),
         ({"num_cards": 14}, r"num_cards=14"),
         ({"num_cards": 2.5}, r"not an integer"),
         ({"num_players": 7}, r"num_players=7 is out of range; allowed: 2 to 6"),
@@ -173,9 +173,11 @@ def test_observation_decodes_to_what_the_player_knows():
     assert view.prizes_to_come == (1, 5, 6)
 
 
-def test_single_card_game_is_over_at_once():
-    state = GoofspielRules(num_cards=1).new_initial_state()
-    assert state.current_player() == TERMINAL and state.returns() == [0.0, 0.0]
+def test_single_card_game_is_refused():
+    # Its only round would play itself: a game without decisions, which PettingZoo's and
+    # OpenSpiel's tests (and every tabular algorithm) reject.
+    with pytest.raises(ValueError, match=r"num_cards=1 is out of range; allowed: 2 to 13"):
+        GoofspielRules(num_cards=1)
 
 
 @pytest.mark.parametrize("players, reveal", [(2, True), (2, False), (3, True), (4, False)])

@@ -37,14 +37,6 @@ def test_pettingzoo_api(kwargs):
     parallel_api_test(goofspiel_v0.parallel_env(**kwargs), num_cycles=200)
 
 
-def test_a_game_without_decisions():
-    env = goofspiel_v0.env(num_cards=1)
-    env.reset(seed=0)
-    assert all(env.terminations.values())
-    with pytest.raises(ValueError, match="has no decision; use the AEC env"):
-        goofspiel_v0.parallel_env(num_cards=1)
-
-
 def test_registry():
     aec = pettingzoo.make("aec", "hiddenhand/goofspiel-v0", num_cards=5)
     par = pettingzoo.make("parallel", "hiddenhand/goofspiel-v0", num_cards=5, num_players=3)
@@ -111,14 +103,14 @@ def test_env_follows_pettingzoos_illegal_move_convention():
     env.reset(seed=1)
     env.step(5)
     env.step(5)
-    env.step(5)  # card 6 is spent: player_0 ends the game and is paid the worst return
+    env.step(5)  # card 6 is spent: player_0 forfeits, paid the worst return, player_1 the best
     assert all(env.terminations.values())
     finals = {}
     for agent in env.agent_iter():
         _, reward, term, trunc, _ = env.last()
         finals[agent] = reward
         env.step(None)
-    assert finals == {"player_0": -91.0, "player_1": 0.0}
+    assert finals == {"player_0": -91.0, "player_1": 91.0}
 
 
 def test_env_enforces_call_order():

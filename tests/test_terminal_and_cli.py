@@ -74,7 +74,7 @@ def test_tournament_command(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["tournament", "goofspiel", "--cards", "20"], "num_cards=20 is out of range; allowed: 1 to 13"),
+        (["tournament", "goofspiel", "--cards", "20"], "num_cards=20 is out of range; allowed: 2 to 13"),
         (["tournament", "goofspiel", "--agents", "random,wizard"], "'wizard' is neither an agent (random, easy, medium, hard, equilibrium) nor a saved policy"),
         (["tournament", "goofspiel", "--games", "0"], "--games=0 must be at least 1"),
         (["play", "goofspiel", "--seat", "2"], "seat=2 is out of range; allowed: 0 to 1"),

@@ -86,8 +86,9 @@ class SingleAgentEnv(gymnasium.Env):
     def step(self, action):
         if self.state is None or self.state.is_terminal():
             raise RuntimeError("call reset() before step(), and again after the episode ends")
+        action = self.state.check_action(action)
         try:
-            self.state.apply(int(action))
+            self.state.apply(action)
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -101,8 +102,12 @@ class SingleAgentEnv(gymnasium.Env):
         return self._observation(), reward, done and not truncated, truncated, {"seat": self.seat}
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as booleans (what MaskablePPO asks for)."""
-        if self.state is None:
+        """The learner's legal actions as booleans (what MaskablePPO asks for).
+
+        Once the episode is over (however it ended) every action is allowed: Gymnasium's
+        vector envs reset on the step after the end and ignore its action, and a masked
+        sampler asked for that action needs a non-empty mask."""
+        if self.state is None or self.state.is_terminal():
             return np.ones(self.rules.num_actions, dtype=bool)
         return self.state.action_mask(self.seat).astype(bool)
 
@@ -122,12 +127,22 @@ class SingleAgentEnv(gymnasium.Env):
                 state.apply(self.opponents[player].act(state.agent_observation(player)))
 
 
+class _SameOpponents:
+    """The same opponents every episode (a class rather than a closure, so the env pickles)."""
+
+    def __init__(self, opponents: Sequence[Agent]) -> None:
+        self.opponents = list(opponents)
+
+    def __call__(self, rng: np.random.Generator) -> Sequence[Agent]:
+        return self.opponents
+
+
 def _opponent_sampler(opponents: Opponents, num_players: int) -> Callable[[np.random.Generator], Sequence[Agent]]:
     if isinstance(opponents, Agent):
-        return lambda rng: [opponents] * (num_players - 1)
+        return _SameOpponents([opponents] * (num_players - 1))
     if callable(opponents):
         return opponents
     opponents = list(opponents)
     if len(opponents) != num_players - 1 or not all(isinstance(a, Agent) for a in opponents):
         raise ValueError(f"give {num_players - 1} opponent agents (or one for every seat); got {opponents!r}")
-    return lambda rng: opponents
+    return _SameOpponents(opponents)
