@@ -1,10 +1,16 @@
 """An OpenSpiel policy (a CFR average policy, any tabular policy) as a hiddenhand agent.
 
-Agents act from the observation alone, while OpenSpiel policies are keyed by information-
-state strings. Every game here encodes a player's perfect-recall information state in the
-observation vector, so the two keys are in one-to-one correspondence: the agent is a
-table from observation vectors to action probabilities, built by walking the game once.
-That bounds it to games small enough to enumerate, which is where tabular policies live.
+OpenSpiel policies are keyed by information-state strings; the agent is a table keyed by
+the perfect-recall information-state tensor, which is one-to-one with them (the
+conformance tests check it for every game), built by walking the game once. That bounds it
+to games small enough to enumerate, which is where tabular policies live.
+
+It is not keyed by the observation: in Bid Spoof and EggHead the observation is a bounded
+window of the history that merges information states, and a table keyed by it would play
+another policy than the one trained. Our own loops hand agents the information state
+(``State.agent_observation``); in a PettingZoo loop use
+``env.unwrapped.agent_observation(agent)``. Where the observation is the information
+state (Goofspiel, Spoof) the plain PettingZoo observation works too.
 """
 
 from __future__ import annotations
@@ -52,8 +58,22 @@ class PolicyAgent(Agent):
             table[_key(np.asarray(state.information_state_tensor(), dtype=np.float32))] = probs
         return cls(name, params, table, seed=seed)
 
+    def _observation_is_information_state(self) -> bool:
+        from hiddenhand.envs import ENV_MODULES
+
+        return ENV_MODULES[self.game].raw_env.rules_class.observation_is_information_state
+
     def policy(self, observation: Observation) -> np.ndarray:
-        key = _key(observation["observation"])
+        if "information_state" in observation:
+            key = _key(observation["information_state"])
+        elif self._observation_is_information_state():
+            key = _key(observation["observation"])
+        else:
+            raise ValueError(
+                f"a tabular {self.game} policy needs the perfect-recall information state, which this "
+                f"game's observation is not; pass env.unwrapped.agent_observation(agent) (or "
+                f"State.agent_observation(player)) instead of the PettingZoo observation"
+            )
         try:
             return self.table[key]
         except KeyError:
@@ -69,7 +89,7 @@ class PolicyAgent(Agent):
         probs = np.stack(list(self.table.values()))
         meta = json.dumps({"game": self.game, "params": self.params})
         with atomic_write(path) as handle:
-            np.savez_compressed(handle, observations=keys, probabilities=probs, meta=np.array(meta))
+            np.savez_compressed(handle, information_states=keys, probabilities=probs, meta=np.array(meta))
         return path
 
     @classmethod
@@ -77,11 +97,20 @@ class PolicyAgent(Agent):
         """Read a table written by :meth:`save` (a file, or a directory holding ``policy.npz``)."""
         path = policy_file(path)
         meta, arrays = load_npz(path, "hiddenhand policy file")
-        if "game" not in meta or "observations" not in arrays:
+        if "game" not in meta or not {"information_states", "observations"} & set(arrays):
             raise ValueError(f"{path} is not a hiddenhand policy file (it holds {sorted(arrays)})")
-        keys, probs = arrays["observations"], arrays["probabilities"]
-        table = {_key(k): p for k, p in zip(keys, probs)}
-        return cls(meta["game"], meta["params"], table, seed=seed)
+        agent = cls(meta["game"], meta["params"], {}, seed=seed)
+        if "information_states" in arrays:
+            keys = arrays["information_states"]
+        elif agent._observation_is_information_state():
+            keys = arrays["observations"]  # an earlier format, valid where observations are information states
+        else:
+            raise ValueError(
+                f"{path} was written by an older hiddenhand that keyed {meta['game']} policies by observations, "
+                f"which merge information states in this game: train the policy again"
+            )
+        agent.table = {_key(k): p for k, p in zip(keys, arrays["probabilities"])}
+        return agent
 
     def __repr__(self) -> str:
         return f"PolicyAgent({self.game}, {self.params}, {len(self.table)} information states)"

@@ -99,6 +99,11 @@ class raw_env(RulesAECEnv):
     """Goofspiel AEC environment without wrappers; see the module docstring."""
 
     rules_class = GoofspielRules
+    configurations = {
+        "tiny": {"num_cards": 3},
+        "three_hidden": {"num_cards": 4, "num_players": 3, "reveal_bids": False},
+        "total_points": {"num_cards": 4, "scoring": "total_points", "prize_order": "descending"},
+    }
     metadata = {"render_modes": list(RENDER_MODES), "name": "goofspiel_v0", "is_parallelizable": True}
 
 

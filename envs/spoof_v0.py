@@ -101,6 +101,11 @@ class raw_env(RulesAECEnv):
     """Spoof AEC environment without wrappers; see the module docstring."""
 
     rules_class = SpoofRules
+    configurations = {
+        "tiny": {"matches": 1, "max_rounds": 3},
+        "round": {"objective": "round"},
+        "unequal": {"matches": (2, 3), "max_rounds": 10},
+    }
     metadata = {"render_modes": list(RENDER_MODES), "name": "spoof_v0", "is_parallelizable": False}
 
 

@@ -54,6 +54,11 @@ class RulesAECEnv(AECEnv):
     """
 
     rules_class: ClassVar[type[Rules]]
+    configurations: ClassVar[dict[str, dict[str, Any]]] = {}
+    """Named game configurations the conformance suite (``tests/test_conformance.py``) runs
+    besides the defaults. ``"tiny"`` is required: small enough to walk every information
+    state in a second or two (exhaustive checks, CFR, the kept playthrough). Add others
+    that exercise different rules (another scoring, more players)."""
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "name": "rules_env"}
 
     def __init__(

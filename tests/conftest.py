@@ -53,3 +53,9 @@ def finite_horizon_values(round_game, rounds):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-playthroughs", action="store_true", help="rewrite tests/playthroughs/ from the current code"
+    )
