@@ -8,6 +8,7 @@ Every round ends with all hands shown, which is what lets
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,49 @@ class ActionLayout:
 
 
 @dataclass(frozen=True)
+class RoundLayout:
+    """Offsets inside the block of one finished round (seats relative to the observer): first
+    what the observation shows of the last round (each seat's hand or "out", the call, who
+    called), then what only the information state keeps (starter, direction, bid table)."""
+
+    num_players: int
+    coins: int
+
+    @property
+    def hands(self) -> int:
+        return 0
+
+    @property
+    def call(self) -> int:
+        return self.num_players * (self.coins + 2)
+
+    @property
+    def caller(self) -> int:
+        return self.call + len(CALLS)
+
+    @property
+    def shown(self) -> int:
+        """Length of the part the observation shows (its ``last_round`` block)."""
+        return self.caller + self.num_players
+
+    @property
+    def starter(self) -> int:
+        return self.shown
+
+    @property
+    def direction(self) -> int:
+        return self.starter + self.num_players
+
+    @property
+    def bids(self) -> int:
+        return self.direction + 2
+
+    @property
+    def size(self) -> int:
+        return self.bids + self.num_players * self.coins * self.num_players
+
+
+@dataclass(frozen=True)
 class ObservationLayout:
     """Offsets of a Bid Spoof observation (seats relative to the observer; see ``bid_spoof_v0``)."""
 
@@ -90,8 +134,29 @@ class ObservationLayout:
         return self.bids + self.num_players * self.coins * self.num_players
 
     @property
+    def round(self) -> RoundLayout:
+        return RoundLayout(self.num_players, self.coins)
+
+    @property
     def size(self) -> int:
-        return self.last_round + self.num_players * (self.coins + 2) + len(CALLS) + self.num_players
+        return self.last_round + self.round.shown
+
+
+@dataclass(frozen=True)
+class InformationStateLayout:
+    """The perfect-recall information state: the observation, then one whole
+    :class:`RoundLayout` block per finished round, in order (zeros for rounds not played)."""
+
+    observation: ObservationLayout
+    rounds: int  # the most rounds a game can have
+
+    def round(self, k: int) -> int:
+        """Offset of the block of the ``k``-th finished round (from 0)."""
+        return self.observation.size + k * self.observation.round.size
+
+    @property
+    def size(self) -> int:
+        return self.round(self.rounds)
 
 
 @dataclass(frozen=True)
@@ -114,6 +179,7 @@ class BidSpoofRules(Rules):
 
     name = "bid_spoof"
     max_players = MAX_PLAYERS
+    observation_is_information_state = False  # the observation shows only the last finished round
 
     def __init__(
         self,
@@ -131,11 +197,12 @@ class BidSpoofRules(Rules):
             max_rounds=check_int("max_rounds", max_rounds, 1, 100_000),
         )
         self.coins: int = self.params["coins"]
-        self.zero_call: str = zero_call
-        self.objective: str = objective
+        self.zero_call: str = self.params["zero_call"]
+        self.objective: str = self.params["objective"]
         self.max_rounds: int = self.params["max_rounds"]
         self.actions = ActionLayout(self.num_players, self.coins)
         self.layout = ObservationLayout(self.num_players, self.coins)
+        self.information_layout = InformationStateLayout(self.layout, 1 if self.objective == "round" else self.max_rounds)
 
     @property
     def num_players(self) -> int:
@@ -148,6 +215,10 @@ class BidSpoofRules(Rules):
     @property
     def observation_size(self) -> int:
         return self.layout.size
+
+    @property
+    def information_state_size(self) -> int:
+        return self.information_layout.size
 
     @property
     def max_game_length(self) -> int:
@@ -306,16 +377,20 @@ class BidSpoofState(State):
                 obs[layout.direction + (0 if self.direction == 1 else 1)] = 1.0
             if self.holds[player] is not None:
                 obs[layout.own_hold + self.holds[player]] = 1.0
-            for bidder, bid in self.bids:
-                obs[layout.bids + (bid - 1) * n + rel(bidder)] = 1.0
+            _write_bids(obs, layout.bids, self.bids, rel, n)
         if self.history:
-            last = self.history[-1]
-            base = layout.last_round
-            for p, hold in enumerate(last.holds):
-                obs[base + rel(p) * (c + 2) + (c + 1 if hold is None else hold)] = 1.0
-            obs[base + n * (c + 2) + CALLS.index(last.call)] = 1.0
-            obs[base + n * (c + 2) + len(CALLS) + rel(last.caller)] = 1.0
+            _write_round(obs, layout.last_round, self.history[-1], rel, layout.round, whole=False)
         return obs
+
+    def information_state_tensor(self, player: int) -> np.ndarray:
+        """The observation, then every finished round in full (:class:`InformationStateLayout`)."""
+        layout = self.rules.information_layout
+        rel = lambda p: (p - player) % self.rules.num_players  # noqa: E731
+        tensor = np.zeros(layout.size, dtype=np.float32)
+        tensor[: layout.observation.size] = self.observation_tensor(player)
+        for k, record in enumerate(self.history):
+            _write_round(tensor, layout.round(k), record, rel, layout.observation.round, whole=True)
+        return tensor
 
     def information_state_string(self, player: int) -> str:
         parts = [f"p{player}"]
@@ -326,7 +401,9 @@ class BidSpoofState(State):
             parts.append(f"coins {self.coins} start p{self.starter}")
             if self.holds[player] is not None:
                 parts.append(f"hold {self.holds[player]}")
-            if self.direction is not None and len(self.active()) > 2:
+            # With two players in, the direction is set (clockwise) as the last hand goes in;
+            # the observation shows that, so the string does too.
+            if self.direction is not None:
                 parts.append(f"dir {self.direction}")
             parts.append("bids " + ",".join(f"p{p}:{b}" for p, b in self.bids))
         return " | ".join(parts)
@@ -419,3 +496,22 @@ class BidSpoofState(State):
     def _finish(self, returns: list[float]) -> None:
         self._over = True
         self._returns = returns
+
+
+def _write_bids(buf: np.ndarray, at: int, bids: Sequence[tuple[int, int]], rel: Callable[[int], int], n: int) -> None:
+    """The bid table at ``at``: for each bid value, one-hot of the (relative) seat that bid it."""
+    for bidder, bid in bids:
+        buf[at + (bid - 1) * n + rel(bidder)] = 1.0
+
+
+def _write_round(buf: np.ndarray, at: int, record: BidSpoofRound, rel: Callable[[int], int], layout: RoundLayout, whole: bool) -> None:
+    """One finished round at ``at``: the part the observation shows, and with ``whole`` the rest."""
+    c = layout.coins
+    for p, hold in enumerate(record.holds):
+        buf[at + layout.hands + rel(p) * (c + 2) + (c + 1 if hold is None else hold)] = 1.0
+    buf[at + layout.call + CALLS.index(record.call)] = 1.0
+    buf[at + layout.caller + rel(record.caller)] = 1.0
+    if whole:
+        buf[at + layout.starter + rel(record.starter)] = 1.0
+        buf[at + layout.direction + (0 if record.direction == 1 else 1)] = 1.0
+        _write_bids(buf, at + layout.bids, record.bids, rel, layout.num_players)

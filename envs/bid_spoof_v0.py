@@ -80,9 +80,40 @@ Seats are relative to the observer (seat 0 is the observer; only "own seat" is a
 | bids        | N C x N           | for each bid value, one-hot of the seat that made it       |
 | last round  | N (C + 2) + 4 + N | each seat's hand (or "out"), the call that ended it, who called |
 
-Bids only go up, so the bid table holds the round's whole public history: within a round
-the observation is perfect recall (what CFR needs on `objective="round"`). Across rounds it
-shows only the last round; the OpenSpiel information-state string holds the whole game.
+Its length is `N^2 C + N (2C + 6) + C + 7` (73 for 3 players with 3 coins). Bids only go
+up, so the bid table holds the round's whole public history: within a round the
+observation is perfect recall. Across rounds it is a bounded window by design: the current
+round and the last finished one, and of that only the hands, the call and the caller (not
+its bids, starter or direction), so its size does not grow with `max_rounds`. It is
+therefore not the information state: two histories that differ only in an earlier round's
+bids can give the same observation.
+
+## Information state
+
+The perfect-recall information state, what a player may know of the whole game, is
+`State.information_state_tensor(player)` (`Rules.observation_is_information_state` is
+False), which is also OpenSpiel's `information_state_tensor`; OpenSpiel's
+`information_state_string` is its text form (two states give equal tensors exactly when
+they give equal strings, for every player, to move or not). Everything that needs perfect
+recall (CFR, tabular and learned policies keyed by information state, the agents'
+`"information_state"` entry) reads these, never the observation. The tensor is the
+observation followed by one block per finished round, in order, for up to `R` rounds
+(`R = max_rounds`, or 1 with `objective="round"`; zeros for rounds not played), with
+seats relative to the observer (`hiddenhand.envs.bid_spoof.InformationStateLayout`):
+
+| section, per round | length      | contents                                                 |
+|--------------------|-------------|----------------------------------------------------------|
+| hands              | N x (C + 2) | one-hot of each seat's hand: 0..C, or out                |
+| call               | 4           | call, cliff, spoof, zero                                 |
+| caller             | N           | one-hot                                                  |
+| starter            | N           | one-hot                                                  |
+| direction          | 2           | clockwise, anticlockwise (clockwise with two players in) |
+| bids               | N C x N     | for each bid value, one-hot of the seat that made it     |
+
+Its length (`rules.information_state_size`) is the observation's plus
+`R (N^2 C + N (C + 4) + 6)`: with the default `max_rounds=200`, 10,873 for 3 players with
+3 coins and 80,060 for 8 players with 5 coins; 127 for 3 players with 3 coins on
+`objective="round"`. It grows with `max_rounds`: lower it where the tensor's size matters.
 
 ## Version history
 
@@ -99,6 +130,11 @@ class raw_env(RulesAECEnv):
     """Bid Spoof AEC environment without wrappers; see the module docstring."""
 
     rules_class = BidSpoofRules
+    configurations = {
+        "tiny": {"num_players": 2, "coins": 1, "max_rounds": 3},
+        "four_players": {"num_players": 4, "coins": 2, "max_rounds": 20},
+        "round": {"objective": "round", "zero_call": "before_own_bid"},
+    }
     metadata = {"render_modes": list(RENDER_MODES), "name": "bid_spoof_v0", "is_parallelizable": False}
 
 

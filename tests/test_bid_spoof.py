@@ -3,6 +3,7 @@ solution, the heuristic, and the many-player tournament."""
 
 import warnings
 
+import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python.algorithms import sequence_form_lp
@@ -167,6 +168,95 @@ def test_unequal_coins_and_role_swaps_against_the_whole_tree():
     steps of value iteration over the round-states (unequal coins, roles swapping)."""
     whole = solve_sequence_form(pyspiel.load_game("hiddenhand_bid_spoof(num_players=2,coins=2,max_rounds=2)")).value
     assert finite_horizon_values(BidSpoofRounds(2, "round_start"), 2)[(2, 2)] == pytest.approx(whole, abs=1e-9)
+
+
+def all_states(rules):
+    """Every state of the game, terminals included, depth first."""
+    stack = [rules.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        yield state
+        for action in state.legal_actions():
+            child = state.clone()
+            child.apply(action)
+            stack.append(child)
+
+
+def assert_one_to_one(pairs):
+    """``pairs`` of (string, tensor bytes): equal strings exactly when equal tensors."""
+    pairs = set(pairs)
+    assert len({s for s, _ in pairs}) == len({t for _, t in pairs}) == len(pairs)
+
+
+def information_state(state, player):
+    """The string and the tensor's bytes, checking the tensor's length and that it starts
+    with the observation."""
+    tensor = state.information_state_tensor(player)
+    assert tensor.dtype == np.float32 and tensor.shape == (state.rules.information_state_size,)
+    assert np.array_equal(tensor[: state.rules.observation_size], state.observation_tensor(player))
+    return state.information_state_string(player), tensor.tobytes()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(num_players=2, coins=1, max_rounds=2),
+        dict(num_players=2, coins=1, max_rounds=3),
+        dict(num_players=2, coins=2, objective="round", zero_call="before_own_bid"),
+        dict(num_players=3, coins=1, max_rounds=2),
+    ],
+)
+def test_information_state_tensor_is_the_string_on_every_state(kwargs):
+    """Perfect recall: over the whole game, for every player (to move or not, terminals too),
+    equal information-state tensors exactly when equal strings."""
+    rules = BidSpoofRules(**kwargs)
+    assert not rules.observation_is_information_state
+    assert_one_to_one(information_state(state, p) for state in all_states(rules) for p in range(rules.num_players))
+
+
+def test_information_state_tensor_remembers_earlier_rounds():
+    rules = BidSpoofRules(num_players=2, coins=1, max_rounds=2)
+    spoofed = [say(start(rules, (1, 1)), bid, "spoof") for bid in (1, 2)]  # right spoofs: nothing changes
+    strings = [s.information_state_string(1) for s in spoofed]
+    assert "bids p0:1 spoof p1" in strings[0] and "bids p0:2 spoof p1" in strings[1]
+    # The observation shows the last round's hands and call, not its bids; the information state does.
+    assert np.array_equal(spoofed[0].observation_tensor(1), spoofed[1].observation_tensor(1))
+    assert not np.array_equal(spoofed[0].information_state_tensor(1), spoofed[1].information_state_tensor(1))
+    # With two players in, the direction is set as the last hand goes in: the starter, waiting
+    # for the other hand, and the starter to open tell the two apart, in string and tensor alike.
+    state = rules.new_initial_state()
+    state.apply(rules.actions.hold(1))
+    waiting = information_state(state, 0)
+    state.apply(rules.actions.hold(0))
+    assert state.current_player() == 0 and information_state(state, 0)[0] != waiting[0]
+    assert information_state(state, 0)[1] != waiting[1]
+
+
+def test_information_state_tensor_on_random_games(rng):
+    rules = BidSpoofRules()
+    pairs = []
+    for _ in range(300):
+        state = rules.new_initial_state()
+        while not state.is_terminal():
+            pairs.append(information_state(state, state.current_player()))
+            state.apply(int(rng.choice(state.legal_actions())))
+        pairs += [information_state(state, p) for p in range(rules.num_players)]
+    assert_one_to_one(pairs)
+
+
+def test_information_state_sizes_and_openspiel():
+    # The observation, then R = max_rounds (1 for one round) blocks of N^2 C + N (C + 4) + 6.
+    assert (BidSpoofRules().observation_size, BidSpoofRules().information_state_size) == (73, 73 + 200 * 54)
+    assert BidSpoofRules(objective="round").information_state_size == 73 + 54
+    assert BidSpoofRules(num_players=8, coins=5).information_state_size == 460 + 200 * 398
+    game = pyspiel.load_game("hiddenhand_bid_spoof(num_players=2,coins=1,max_rounds=2)")
+    assert game.information_state_tensor_shape() == [game.rules.information_state_size]
+    assert game.observation_tensor_shape() == [game.rules.observation_size]
+    state = game.new_initial_state()
+    for action in (1, 1, 3, 6):  # both hold 1, player_0 bids 2, player_1 says spoof
+        state.apply_action(action)
+    assert np.array_equal(state.information_state_tensor(1), state.inner.information_state_tensor(1))
+    assert state.inner.agent_observation(1)["information_state"].shape == (game.rules.information_state_size,)
 
 
 def test_round_states_are_checked():
