@@ -64,16 +64,16 @@ class PolicyAgent(Agent):
         return ENV_MODULES[self.game].raw_env.rules_class.observation_is_information_state
 
     def policy(self, observation: Observation) -> np.ndarray:
-        if "information_state" in observation:
+        try:
             key = _key(observation["information_state"])
-        elif self._observation_is_information_state():
+        except KeyError:  # a plain PettingZoo observation
+            if not self._observation_is_information_state():
+                raise ValueError(
+                    f"a tabular {self.game} policy needs the perfect-recall information state, which this "
+                    f"game's observation is not; pass env.unwrapped.agent_observation(agent) (or "
+                    f"State.agent_observation(player)) instead of the PettingZoo observation"
+                ) from None
             key = _key(observation["observation"])
-        else:
-            raise ValueError(
-                f"a tabular {self.game} policy needs the perfect-recall information state, which this "
-                f"game's observation is not; pass env.unwrapped.agent_observation(agent) (or "
-                f"State.agent_observation(player)) instead of the PettingZoo observation"
-            )
         try:
             return self.table[key]
         except KeyError:

@@ -63,8 +63,8 @@ With `C = coins` and `N = num_players`: actions `0..C` hold that many coins; `C 
 (`hiddenhand.envs.bid_spoof.ActionLayout`). The mask marks what the rules allow now: your
 holds while your hand is due, the direction when you start a round with more than two
 players in, otherwise on your turn the higher bids up to the coins in play and the calls
-allowed. An illegal action raises in `raw_env`; `env()` ends the game, the offender paid -1
-and everyone else 0.
+allowed. An illegal action raises in `raw_env`; `env()` ends the game as a forfeit, the offender
+paid -1 and everyone else +1. An action that is not an integer raises `TypeError`.
 
 ## Observation
 

@@ -8,37 +8,60 @@ cards and questions in :mod:`.egghead_deck`; this module plays the game over the
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
 import numpy as np
 
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
-from hiddenhand.envs.egghead_deck import Hands, Question, deck_from
+from hiddenhand.envs.egghead_deck import Hands, Question, parse_deck, split_list
 from hiddenhand.envs.egghead_knowledge import MAX_PLAYERS, MIN_PLAYERS, Knowledge
 from hiddenhand.validation import check_bool, check_choice, check_int
 
-__all__ = ["EggHeadRules", "EggHeadState", "Knowledge", "ObservationLayout"]
+__all__ = ["EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
 
 MODERATORS = ("external", "rotating")
 MAX_PHASES = 10
-"""Reaction phases in one round at most (a round normally settles in two or three)."""
+"""Reaction phases in one round at most (a round normally settles in two or three): the
+default and the largest value of ``max_phases``."""
 EVENTS = 32
 """Events (answers and reaction phases) since a player's hand was dealt that their
 observation shows, the most recent last; the valids masks keep what older ones taught."""
 
 
-def parse_analysts(spec: str, num_players: int) -> frozenset[int]:
-    """``"all"``, ``"none"`` or comma-separated player ids."""
-    if spec == "all":
-        return frozenset(range(num_players))
-    if spec == "none":
-        return frozenset()
-    try:
-        ids = frozenset(int(s) for s in spec.split(",") if s.strip())
-    except ValueError:
-        ids = None
-    if not ids or not ids <= set(range(num_players)):
-        raise ValueError(f"analysts={spec!r}: use 'all', 'none' or player ids from 0 to {num_players - 1}, e.g. '0,2'")
-    return ids
+def parse_analysts(spec: Any, num_players: int) -> tuple[str, frozenset[int]]:
+    """The ``analysts`` argument as (canonical spec, player ids). ``spec`` is ``"all"``,
+    ``"none"``, player ids separated by commas or semicolons (``"0,2"``, ``"0;2"``) or a
+    list, tuple or set of ids (``[0, 2]``). A bare integer is refused: it would read as a
+    count of analysts as well as a player id. The canonical spec is ``"all"``, ``"none"``
+    or the sorted ids joined by commas."""
+    allowed = (
+        f"'all', 'none', or player ids from 0 to {num_players - 1} as a list ([0, 2]) or a string "
+        "separated by commas or semicolons ('0,2')"
+    )
+    ids: list[Any] | None = None
+    if isinstance(spec, str):
+        word = spec.strip()
+        if word in ("all", "none"):
+            ids = list(range(num_players)) if word == "all" else []
+        else:
+            ids = split_list(word) or None
+    elif isinstance(spec, (list, tuple, set, frozenset, range)):
+        ids = list(spec)
+    elif isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, (bool, np.bool_)):
+        raise ValueError(f"analysts={spec!r} is ambiguous (a count, or player {spec}?); allowed: {allowed}")
+    players = set()
+    for i in ids if ids is not None else [None]:
+        if isinstance(i, str) and i.strip().isdecimal():
+            i = int(i)
+        if not isinstance(i, (numbers.Integral, np.integer)) or isinstance(i, (bool, np.bool_)) or not 0 <= i < num_players:
+            raise ValueError(f"analysts={spec!r}: use {allowed}")
+        players.add(int(i))
+    found = frozenset(players)
+    if len(found) == num_players:
+        return "all", found
+    return (",".join(map(str, sorted(found))) or "none"), found
 
 
 @dataclass(frozen=True)
@@ -110,6 +133,56 @@ class ObservationLayout:
 
 
 @dataclass(frozen=True)
+class InformationStateLayout:
+    """Offsets of the perfect-recall information state (``information_state_tensor``): the
+    observation, then one slot per event of the whole game in order (zeros past the last),
+    then the state of the current phase. Seats are relative to the player, as in the
+    observation. Small integers are scaled into [0, 1] by a fixed divisor, so distinct
+    values stay distinct floats.
+
+    An event slot holds ``num_players + 2`` floats:
+
+    - ``[0]`` kind: 0 no event (yet), 0.5 an answer, 1 a reaction phase;
+    - an answer: ``[1]`` (question + 1) / D, ``[2]`` answer / (P x cards x values),
+      ``[3]`` moderator: 0 external, else (seat + 1) / P;
+    - a reaction phase: ``[1 + seat]`` that seat's reaction, 0 none (the moderator),
+      1 pass, 2 + i a call that showed hand i, over H + 1; ``[P + 1]`` the hand the
+      player called themselves, (1 + i) / H (0 if they did not call).
+
+    The tail: how many seats have reacted in the current phase (over P), the player's own
+    reaction in it (coded as a seat's reaction above, with the hand they called rather than
+    the one they hold, over H + 1), and 1 while the player waits for a new hand.
+    """
+
+    observation: ObservationLayout
+    slots: int  # the most events a game can have: max_questions x (1 + max_phases)
+
+    @property
+    def slot_size(self) -> int:
+        return self.observation.num_players + 2
+
+    def slot(self, k: int) -> int:
+        """Offset of the ``k``-th event (from 0)."""
+        return self.observation.size + k * self.slot_size
+
+    @property
+    def reacted(self) -> int:
+        return self.slot(self.slots)
+
+    @property
+    def own_reaction(self) -> int:
+        return self.reacted + 1
+
+    @property
+    def awaiting_hand(self) -> int:
+        return self.reacted + 2
+
+    @property
+    def size(self) -> int:
+        return self.reacted + 3
+
+
+@dataclass(frozen=True)
 class Event:
     """An answer (``question``/``answer``/``moderator``) or a reaction phase
     (``reactions[p]``: None for a player who did not react, 0 pass, 1 + hand called;
@@ -126,6 +199,7 @@ class EggHeadRules(Rules):
     """Configuration of an EggHead game; see :mod:`hiddenhand.envs.egghead_v0`."""
 
     name = "egghead"
+    observation_is_information_state: ClassVar[bool] = False  # the observation shows the last EVENTS events
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
 
@@ -136,21 +210,28 @@ class EggHeadRules(Rules):
         num_values: int = 6,
         target_score: int = 10,
         moderator: str = "external",
-        deck: str = "standard",
+        deck: str | Sequence[str] = "standard",
         max_questions: int = 1000,
         valids_in_observation: bool = False,
-        analysts: str = "all",
+        analysts: str | Sequence[int] = "all",
+        max_phases: int = MAX_PHASES,
     ) -> None:
+        num_players = check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS)
+        cards_per_player = check_int("cards_per_player", cards_per_player, 1, 4)
+        num_values = check_int("num_values", num_values, 2, 9)
+        deck_spec, self.deck = parse_deck(deck, cards_per_player, num_values)
+        analysts_spec, self.analysts = parse_analysts(analysts, num_players)
         super().__init__(
-            num_players=check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS),
-            cards_per_player=check_int("cards_per_player", cards_per_player, 1, 4),
-            num_values=check_int("num_values", num_values, 2, 9),
+            num_players=num_players,
+            cards_per_player=cards_per_player,
+            num_values=num_values,
             target_score=check_int("target_score", target_score, 1, 1000),
             moderator=check_choice("moderator", moderator, MODERATORS),
-            deck=deck,
+            deck=deck_spec,
             max_questions=check_int("max_questions", max_questions, 1, 1_000_000),
             valids_in_observation=check_bool("valids_in_observation", valids_in_observation),
-            analysts=analysts,
+            analysts=analysts_spec,
+            max_phases=check_int("max_phases", max_phases, 1, MAX_PHASES),
         )
         p = self.params
         self.hands = Hands(p["cards_per_player"], p["num_values"])
@@ -160,11 +241,31 @@ class EggHeadRules(Rules):
                 f"{p['num_players']} players make {float(len(self.hands)) ** p['num_players']:.3g} deals; the engine "
                 f"keeps every deal and allows at most 56^{MAX_PLAYERS} = {56.0**MAX_PLAYERS:.3g}"
             )
-        self.deck: list[Question] = deck_from(deck, p["cards_per_player"], p["num_values"])
-        self.analysts = parse_analysts(analysts, p["num_players"])
         self.layout = ObservationLayout(p["num_players"], len(self.hands), len(self.deck), p["valids_in_observation"])
+        self.information_layout = InformationStateLayout(self.layout, p["max_questions"] * (1 + p["max_phases"]))
         self.answer_scale = float(p["num_players"] * p["cards_per_player"] * p["num_values"])
         self.utility_sum = 0.0
+
+    def to_openspiel(self) -> dict[str, Any]:
+        """The env's parameters, with the lists ``deck`` and ``analysts`` separated by ';'
+        (commas separate an OpenSpiel game string's parameters)."""
+        params = dict(self.params)
+        for key in ("deck", "analysts"):
+            params[key] = params[key].replace(",", ";")
+        if ";" not in params["analysts"] and params["analysts"].isdecimal():
+            # One player id: a bare "0" would read back as an integer, which OpenSpiel's
+            # type check refuses for this string parameter; "0;" reads back as a string.
+            params["analysts"] += ";"
+        return params
+
+    @classmethod
+    def from_openspiel(cls, params: dict[str, Any]) -> "EggHeadRules":
+        """Also takes an integer ``analysts`` as one player id (how OpenSpiel reads ``analysts=0``)."""
+        params = dict(params)
+        analysts = params.get("analysts")
+        if isinstance(analysts, (numbers.Integral, np.integer)) and not isinstance(analysts, (bool, np.bool_)):
+            params["analysts"] = str(analysts)
+        return cls(**params)
 
     @property
     def num_players(self) -> int:
@@ -179,12 +280,16 @@ class EggHeadRules(Rules):
         return self.layout.size
 
     @property
+    def information_state_size(self) -> int:
+        return self.information_layout.size
+
+    @property
     def max_chance_outcomes(self) -> int:
         return max(len(self.hands), len(self.deck))
 
     @property
     def max_game_length(self) -> int:
-        return self.params["max_questions"] * MAX_PHASES * self.num_players
+        return self.params["max_questions"] * self.params["max_phases"] * self.num_players
 
     @property
     def utility_range(self) -> tuple[float, float]:
@@ -210,6 +315,11 @@ class EggHeadRules(Rules):
             return self.call_action(digits)
         except ValueError as err:
             raise ValueError(f"{err}; or press Enter to pass") from None
+
+
+def _reaction_code(reaction: int | None, shown: int | None) -> int:
+    """A seat's reaction in a finished phase: 0 none, 1 pass, 2 + ``shown`` a call that showed that hand."""
+    return 0 if reaction is None else 1 if reaction == 0 else 2 + shown
 
 
 class EggHeadState(State):
@@ -342,22 +452,69 @@ class EggHeadState(State):
             if event.shown[p] is not None:
                 obs[seat + 3 + event.shown[p]] = 1.0
 
+    def information_state_tensor(self, player: int) -> np.ndarray:
+        """The observation, then every event of the game and the current phase
+        (:class:`InformationStateLayout`): exactly what :meth:`information_state_string` says."""
+        rules, layout = self.rules, self.rules.information_layout
+        n, h = rules.num_players, len(rules.hands)
+        tensor = np.zeros(layout.size, dtype=np.float32)
+        tensor[: layout.observation.size] = self.observation_tensor(player)
+        seat_scale, deck_size = float(h + 1), float(len(rules.deck))
+        for k, event in enumerate(self.events):
+            base = layout.slot(k)
+            if event.question is not None:
+                tensor[base] = 0.5
+                tensor[base + 1] = (event.question + 1) / deck_size
+                tensor[base + 2] = event.answer / rules.answer_scale
+                tensor[base + 3] = 0.0 if event.moderator is None else ((event.moderator - player) % n + 1) / n
+                continue
+            tensor[base] = 1.0
+            for rel in range(n):
+                p = (player + rel) % n
+                tensor[base + 1 + rel] = _reaction_code(event.reactions[p], event.shown[p]) / seat_scale
+            if event.reactions[player]:
+                tensor[base + 1 + n] = event.reactions[player] / float(h)
+        if self.reactions:
+            tensor[layout.reacted] = len(self.reactions) / n
+            own = self.reactions[player] if player < len(self.reactions) else None
+            tensor[layout.own_reaction] = (0 if own is None else 1 + own) / seat_scale  # 1 + own: 1 pass, 2 + i called i
+        tensor[layout.awaiting_hand] = float(player in self._to_deal)
+        return tensor
+
     def information_state_string(self, player: int) -> str:
+        """Scores, every answer and reaction phase (the player's own calls with the hand they
+        named), the others' hands, who has reacted in the current phase (and how the player
+        did: the others' reactions stay hidden until all are in), and whether the player
+        waits for a new hand (at a chance node: the others' hands shown are their last)."""
         hands = self.rules.hands.tuples
         parts = [f"p{player} scores {self.scores}"]
         for event in self.events:
-            parts.append(self._event_text(event, hands))
+            parts.append(self._event_text(event, hands, player))
         others = ", ".join(f"p{p}={hands[h]}" for p, h in enumerate(self.hands) if p != player and h is not None)
         parts.append(f"now {others}")
         if self.reactions:
-            parts.append(f"reacted {len(self.reactions)}")  # who has reacted, not how: reactions are hidden until all are in
+            reacted = f"reacted {len(self.reactions)}"
+            if player < len(self.reactions) and self.reactions[player] is not None:
+                own = self.reactions[player]
+                reacted += f", you {'passed' if own == 0 else f'called {hands[own - 1]}'}"
+            parts.append(reacted)
+        if player in self._to_deal:
+            parts.append("your hand is being dealt")  # (the observation's event window restarts)
         return " | ".join(parts)
 
-    def _event_text(self, event: Event, hands) -> str:
+    def _event_text(self, event: Event, hands, player: int) -> str:
         if event.question is not None:
             return f"{self.rules.deck[event.question].id}={event.answer}"
-        shown = ",".join(f"p{p}:{'call ' + str(hands[s]) if s is not None else 'pass'}" for p, s in enumerate(event.shown) if event.reactions[p] is not None)
-        return f"react {shown}"
+        said = []
+        for p, s in enumerate(event.shown):
+            r = event.reactions[p]
+            if r is None:
+                continue
+            text = f"p{p}:{'call ' + str(hands[s]) if s is not None else 'pass'}"
+            if p == player and r:
+                text += f" named {hands[r - 1]}"  # the others do not learn what a caller named
+            said.append(text)
+        return f"react {','.join(said)}"
 
     def action_to_string(self, player: int, action: int) -> str:
         if player == CHANCE:
@@ -397,7 +554,7 @@ class EggHeadState(State):
         self.dealt_at[player] = len(self.events)
         if self._to_deal:
             return
-        if self.round_changed and self.phase_in_round < MAX_PHASES:
+        if self.round_changed and self.phase_in_round < self.rules.params["max_phases"]:
             self._start_phase()
         else:
             self._next_round()
@@ -452,7 +609,7 @@ class EggHeadState(State):
         if callers:
             self._to_deal = callers
             self._player = CHANCE
-        elif changed and self.phase_in_round < MAX_PHASES:
+        elif changed and self.phase_in_round < self.rules.params["max_phases"]:
             self._start_phase()
         else:
             self._next_round()

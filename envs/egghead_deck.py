@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Callable
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
@@ -103,6 +104,103 @@ def _twins(c: np.ndarray) -> np.ndarray:
     return (same.sum(axis=-1) > 1).sum(axis=-1)
 
 
+# Answers of the standard deck: module-level functions (and ``functools.partial`` of them
+# for the ones with a parameter) rather than lambdas, so that decks, rules and states pickle.
+def _missing_values(c: np.ndarray) -> np.ndarray:
+    return (_table(c) == 0).sum(-1)
+
+
+def _distinct_values(c: np.ndarray) -> np.ndarray:
+    return (_table(c) > 0).sum(-1)
+
+
+def _total(c: np.ndarray) -> np.ndarray:
+    return _hand_sums(c).sum(-1)
+
+
+def _odd_cards(c: np.ndarray) -> np.ndarray:
+    return _table(c)[..., 0::2].sum(-1)
+
+
+def _even_total(c: np.ndarray) -> np.ndarray:
+    return _hand_sums(c).sum(-1) % 2 == 0
+
+
+def _cards_from(c: np.ndarray, low: int) -> np.ndarray:
+    """Cards showing ``low`` or more."""
+    return _table(c)[..., low - 1 :].sum(-1)
+
+
+def _extremes(c: np.ndarray) -> np.ndarray:
+    return _table(c)[..., 0] + _table(c)[..., -1]
+
+
+def _highest_card(c: np.ndarray) -> np.ndarray:
+    return _highest(_table(c))
+
+
+def _lowest_card(c: np.ndarray) -> np.ndarray:
+    return _lowest(_table(c))
+
+
+def _most_common(c: np.ndarray) -> np.ndarray:
+    return _table(c).max(-1)
+
+
+def _values_on(c: np.ndarray, cards: int) -> np.ndarray:
+    """Values on exactly ``cards`` cards."""
+    return (_table(c) == cards).sum(-1)
+
+
+def _pair_hands(c: np.ndarray) -> np.ndarray:
+    return (c.max(-1) == 2).sum(-1)
+
+
+def _triple_hands(c: np.ndarray) -> np.ndarray:
+    return (c.max(-1) >= 3).sum(-1)
+
+
+def _mixed_hands(c: np.ndarray) -> np.ndarray:
+    return (c.max(-1) == 1).sum(-1)
+
+
+def _run_hands(c: np.ndarray, cards_per_player: int) -> np.ndarray:
+    return ((c.max(-1) == 1) & (_highest(c) - _lowest(c) == cards_per_player - 1)).sum(-1)
+
+
+def _largest_hand(c: np.ndarray) -> np.ndarray:
+    return _hand_sums(c).max(-1)
+
+
+def _smallest_hand(c: np.ndarray) -> np.ndarray:
+    return _hand_sums(c).min(-1)
+
+
+def _big_hands(c: np.ndarray, big: int) -> np.ndarray:
+    return (_hand_sums(c) > big).sum(-1)
+
+
+def _odd_hands(c: np.ndarray) -> np.ndarray:
+    return (_hand_sums(c) % 2).sum(-1)
+
+
+def _top_holders(c: np.ndarray) -> np.ndarray:
+    return (c[..., -1] > 0).sum(-1)
+
+
+def _one_holders(c: np.ndarray) -> np.ndarray:
+    return (c[..., 0] > 0).sum(-1)
+
+
+def _complement_hands(c: np.ndarray) -> np.ndarray:
+    return _complement_pair(c).sum(-1)
+
+
+def _count(c: np.ndarray, index: int) -> np.ndarray:
+    """Cards showing value ``index + 1``."""
+    return _table(c)[..., index]
+
+
 def standard_deck(cards_per_player: int = 3, num_values: int = 6) -> list[Question]:
     """The project's deck: 24 questions plus one "how many cards show a k?" per value
     (30 for six values). It includes the study's "how many values are missing?"."""
@@ -110,54 +208,81 @@ def standard_deck(cards_per_player: int = 3, num_values: int = 6) -> list[Questi
     high = v // 2 + 1
     big = n * (v + 1) // 2
     deck = [
-        Question("missing_values", f"How many of the values 1 to {v} are on no card?", lambda c: (_table(c) == 0).sum(-1)),
-        Question("distinct_values", "How many different values are on the cards?", lambda c: (_table(c) > 0).sum(-1)),
-        Question("total", "What do all the cards add up to?", lambda c: _hand_sums(c).sum(-1)),
-        Question("odd_cards", "How many cards show an odd value?", lambda c: _table(c)[..., 0::2].sum(-1)),
-        Question("even_total", "Do all the cards add up to an even number?", lambda c: (_hand_sums(c).sum(-1) % 2 == 0)),
-        Question("high_cards", f"How many cards show {high} or more?", lambda c: _table(c)[..., high - 1 :].sum(-1)),
-        Question("extremes", f"How many cards show a 1 or a {v}?", lambda c: _table(c)[..., 0] + _table(c)[..., -1]),
-        Question("highest", "What is the highest value on any card?", lambda c: _highest(_table(c))),
-        Question("lowest", "What is the lowest value on any card?", lambda c: _lowest(_table(c))),
-        Question("most_common", "How many cards show the most common value?", lambda c: _table(c).max(-1)),
-        Question("value_pairs", "How many values are on exactly two cards?", lambda c: (_table(c) == 2).sum(-1)),
-        Question("single_values", "How many values are on exactly one card?", lambda c: (_table(c) == 1).sum(-1)),
-        Question("pair_hands", "How many players hold exactly two cards of the same value?", lambda c: (c.max(-1) == 2).sum(-1)),
-        Question("triple_hands", "How many players hold three cards of the same value?", lambda c: (c.max(-1) >= 3).sum(-1)),
-        Question("mixed_hands", "How many players hold cards that are all different?", lambda c: (c.max(-1) == 1).sum(-1)),
+        Question("missing_values", f"How many of the values 1 to {v} are on no card?", _missing_values),
+        Question("distinct_values", "How many different values are on the cards?", _distinct_values),
+        Question("total", "What do all the cards add up to?", _total),
+        Question("odd_cards", "How many cards show an odd value?", _odd_cards),
+        Question("even_total", "Do all the cards add up to an even number?", _even_total),
+        Question("high_cards", f"How many cards show {high} or more?", partial(_cards_from, low=high)),
+        Question("extremes", f"How many cards show a 1 or a {v}?", _extremes),
+        Question("highest", "What is the highest value on any card?", _highest_card),
+        Question("lowest", "What is the lowest value on any card?", _lowest_card),
+        Question("most_common", "How many cards show the most common value?", _most_common),
+        Question("value_pairs", "How many values are on exactly two cards?", partial(_values_on, cards=2)),
+        Question("single_values", "How many values are on exactly one card?", partial(_values_on, cards=1)),
+        Question("pair_hands", "How many players hold exactly two cards of the same value?", _pair_hands),
+        Question("triple_hands", "How many players hold three cards of the same value?", _triple_hands),
+        Question("mixed_hands", "How many players hold cards that are all different?", _mixed_hands),
         Question(
             "run_hands",
             "How many players hold a run of consecutive values (such as 2-3-4)?",
-            lambda c: ((c.max(-1) == 1) & (_highest(c) - _lowest(c) == n - 1)).sum(-1),
+            partial(_run_hands, cards_per_player=n),
         ),
-        Question("largest_hand", "What is the largest sum of one player's cards?", lambda c: _hand_sums(c).max(-1)),
-        Question("smallest_hand", "What is the smallest sum of one player's cards?", lambda c: _hand_sums(c).min(-1)),
-        Question("big_hands", f"How many players' cards add up to more than {big}?", lambda c: (_hand_sums(c) > big).sum(-1)),
-        Question("odd_hands", "How many players' cards add up to an odd number?", lambda c: (_hand_sums(c) % 2).sum(-1)),
-        Question("top_holders", f"How many players hold at least one {v}?", lambda c: (c[..., -1] > 0).sum(-1)),
-        Question("one_holders", "How many players hold at least one 1?", lambda c: (c[..., 0] > 0).sum(-1)),
-        Question(
-            "complement_hands",
-            f"How many players hold two cards that add up to {v + 1}?",
-            lambda c: _complement_pair(c).sum(-1),
-        ),
+        Question("largest_hand", "What is the largest sum of one player's cards?", _largest_hand),
+        Question("smallest_hand", "What is the smallest sum of one player's cards?", _smallest_hand),
+        Question("big_hands", f"How many players' cards add up to more than {big}?", partial(_big_hands, big=big)),
+        Question("odd_hands", "How many players' cards add up to an odd number?", _odd_hands),
+        Question("top_holders", f"How many players hold at least one {v}?", _top_holders),
+        Question("one_holders", "How many players hold at least one 1?", _one_holders),
+        Question("complement_hands", f"How many players hold two cards that add up to {v + 1}?", _complement_hands),
         Question("twin_hands", "How many players hold exactly the same cards as another player?", _twins),
     ]
     for value in range(1, v + 1):
-        deck.append(
-            Question(f"count_{value}", f"How many cards show a {value}?", lambda c, i=value - 1: _table(c)[..., i])
-        )
+        deck.append(Question(f"count_{value}", f"How many cards show a {value}?", partial(_count, index=value - 1)))
     return deck
 
 
-def deck_from(spec: str, cards_per_player: int, num_values: int) -> list[Question]:
-    """``"standard"`` for the whole deck, or comma-separated question ids for a subset."""
+SEPARATORS = ",;"
+"""What separates the items of a list given as one string: commas in Python and on the
+command line, semicolons in an OpenSpiel game string (where commas separate parameters)."""
+
+
+def split_list(text: str) -> list[str]:
+    """The items of ``"a,b"`` or ``"a;b"`` (spaces and empty items ignored)."""
+    for sep in SEPARATORS[1:]:
+        text = text.replace(sep, SEPARATORS[0])
+    return [s.strip() for s in text.split(SEPARATORS[0]) if s.strip()]
+
+
+def parse_deck(spec: Any, cards_per_player: int, num_values: int) -> tuple[str, list[Question]]:
+    """The ``deck`` argument as (canonical spec, questions). ``spec`` is ``"standard"``,
+    question ids separated by commas or semicolons (``"total,missing_values"``), or a list
+    or tuple of ids; repeated ids count once. The canonical spec is ``"standard"`` for the
+    whole deck in its order, else the ids joined by commas."""
     deck = standard_deck(cards_per_player, num_values)
-    if spec == "standard":
-        return deck
     by_id = {q.id: q for q in deck}
-    ids = [s.strip() for s in spec.split(",") if s.strip()]
+    allowed = (
+        "'standard', or question ids as a list (['total', 'missing_values']) or a string separated by "
+        f"commas or semicolons ('total,missing_values'); the ids: {', '.join(by_id)}"
+    )
+    if isinstance(spec, str):
+        if spec.strip() == "standard":
+            return "standard", deck
+        ids = split_list(spec)
+    elif isinstance(spec, (list, tuple)) and all(isinstance(i, str) for i in spec):
+        ids = [i.strip() for i in spec]
+    else:
+        raise ValueError(f"deck={spec!r} is not a deck; allowed: {allowed}")
     unknown = [i for i in ids if i not in by_id]
     if unknown or not ids:
-        raise ValueError(f"deck={spec!r}: unknown question ids {unknown}; use 'standard' or ids from: {', '.join(by_id)}")
-    return [by_id[i] for i in dict.fromkeys(ids)]
+        problem = f"unknown question ids {unknown}" if unknown else "no question ids"
+        raise ValueError(f"deck={spec!r}: {problem}; allowed: {allowed}")
+    questions = [by_id[i] for i in dict.fromkeys(ids)]
+    if [q.id for q in questions] == list(by_id):
+        return "standard", deck
+    return ",".join(q.id for q in questions), questions
+
+
+def deck_from(spec: Any, cards_per_player: int, num_values: int) -> list[Question]:
+    """The questions of a ``deck`` argument (see :func:`parse_deck`)."""
+    return parse_deck(spec, cards_per_player, num_values)[1]

@@ -127,11 +127,12 @@ class Knowledge:
         self.naive = np.ones((h,) * num_players, dtype=bool)
 
     def copy(self) -> "Knowledge":
-        """An independent copy (the tables copied, the rest shared)."""
+        """An independent copy that shares the tables: every update replaces a table rather
+        than writing into it, so sharing is safe, and a game state clones without copying
+        tens of megabytes (OpenSpiel's simulation tests and tree searches clone at every
+        step)."""
         other = object.__new__(Knowledge)
         other.__dict__.update(self.__dict__)
-        other.public = self.public.copy()
-        other.naive = self.naive.copy()
         return other
 
     # ----------------------------------------------------------------- updates
@@ -145,8 +146,8 @@ class Knowledge:
         """Eq. 2 (eq. 6 with a playing ``moderator``): keep the deals with this answer."""
         seen = tuple(p for p in range(self.num_players) if p != moderator)
         match = answer_grid(self.hands, self._question(question_id), self.num_players, seen) == answer
-        self.public &= match
-        self.naive &= match
+        self.public = self.public & match
+        self.naive = self.naive & match
 
     def announce_reactions(self, reactions: Mapping[int, bool]) -> bool:
         """Eq. 3 and 4: ``reactions[p]`` is whether player p called. Keeps the deals in which
@@ -155,14 +156,16 @@ class Knowledge:
         before = np.count_nonzero(self.public)
         keep = [self._knows_everywhere(p) == bool(called) for p, called in reactions.items()]
         for mask in keep:
-            self.public &= mask
+            self.public = self.public & mask
         return np.count_nonzero(self.public) != before
 
     def reveal_solution(self, player: int, hand: Hand) -> None:
         """Eq. 5: ``player`` showed ``hand`` and is dealt a new one."""
         i = self.hands.of(hand)
-        for table in (self.public, self.naive):
-            table[...] = np.take(table, [i], axis=player)
+        self.public, self.naive = (
+            np.ascontiguousarray(np.broadcast_to(np.take(table, [i], axis=player), table.shape))
+            for table in (self.public, self.naive)
+        )
 
     # ----------------------------------------------------------------- queries
     def valids(self, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:

@@ -25,7 +25,7 @@ every caller shows their old hand, which becomes public, and is dealt a new one.
 know their hand, which rules out every deal in which they would have known. So a round has
 several reaction phases: after a phase another follows, in the same round, whenever that
 phase changed the public knowledge (someone called, or the passes ruled out deals), at most
-10 phases a round. This is the study's "repeat until no update", so a behavioural analyst
+`max_phases` (10) phases a round. This is the study's "repeat until no update", so a behavioural analyst
 can act on what the others' passes revealed before the next question. "Public knowledge"
 is the deduction engine's behavioural table (`hiddenhand.envs.egghead.Knowledge`), which
 models every player as calling exactly when they know their hand: by behavioural analysis
@@ -38,7 +38,8 @@ phase share the win (ties are possible).
 
     egghead_v0.env(num_players=4, cards_per_player=3, num_values=6, target_score=10,
                    moderator="external", deck="standard", max_questions=1000,
-                   valids_in_observation=False, analysts="all", render_mode=None)
+                   valids_in_observation=False, analysts="all", max_phases=10,
+                   render_mode=None)
 
 - `num_players` (3 to 5). The engine keeps every deal: 56^5 = 551 million at five players.
 - `cards_per_player` (1 to 4), `num_values` (2 to 9): within 56^5 deals in all.
@@ -46,19 +47,37 @@ phase share the win (ties are possible).
 - `moderator`: `"external"`, a non-playing moderator who sees every hand (the study's
   setup); `"rotating"`: player k moderates question k (modulo the number of players),
   answers about the hands they see and does not react that round.
-- `deck`: `"standard"` (30 questions for six values, listed in the README) or
-  comma-separated question ids (`"missing_values,total"`).
+- `deck`: `"standard"` (30 questions for six values, listed in the README), or a subset
+  of its question ids, in the order they are numbered as chance outcomes: a list
+  (`["missing_values", "total"]`) or a string separated by commas or semicolons
+  (`"missing_values,total"`). Repeated ids count once; the whole deck in its own order
+  is `"standard"`.
 - `max_questions`: the game stops as a draw (0 to everyone; a truncation in the AEC env)
   after this many questions.
 - `valids_in_observation`: add to the observation the hands you still consider possible,
   by the answers alone (eq. 1) and by behavioural analysis. The latter assumes everyone
   reacts as the public model says (see `analysts`); if the reactions contradict it, the
   behavioural mask falls back to the answers-only one.
-- `analysts`: whom the public model treats as behavioural analysts: `"all"`, `"none"` or
-  player ids such as `"0,2"` (the study's partial analysis).
+- `analysts`: whom the public model treats as behavioural analysts (the study's partial
+  analysis): `"all"`, `"none"`, or player ids as a list or tuple (`[0, 2]`) or a string
+  separated by commas or semicolons (`"0,2"`). A bare integer is refused, since it could
+  mean a count as well as a player.
+- `max_phases` (1 to 10): reaction phases after one question at most; a round normally
+  settles in two or three. Small values make tiny games that tabular methods (and the
+  conformance suite's exhaustive checks) can walk whole.
 - `render_mode`: `None`, `"ansi"` or `"human"`.
 
-A bad argument raises `ValueError` naming the value and what is allowed.
+A bad argument raises `ValueError` naming the argument, the value and what is allowed.
+`rules.params` holds `deck` and `analysts` in one canonical spelling (`"standard"` or ids
+joined by commas; `"all"`, `"none"` or sorted ids joined by commas), so equal
+configurations compare and print alike.
+
+**In OpenSpiel** (`pyspiel.load_game("hiddenhand_egghead(...)")`) the parameters are the
+same, but commas separate a game string's parameters, so lists are separated by
+semicolons: `hiddenhand_egghead(num_players=3,analysts=0;2,deck=total;missing_values)`.
+OpenSpiel reads a bare `0` as an integer and refuses it for the string parameter
+`analysts`, so one player is written with a trailing semicolon, `analysts=0;` (which is
+how `str(game)` writes it). `pyspiel.load_game(str(game))` gives the same game back.
 
 ## Actions
 
@@ -66,7 +85,8 @@ Action 0 passes; action `1 + i` calls hand `i`, hands numbered in lexicographic 
 their sorted values: (1,1,1), (1,1,2), ..., (6,6,6) (`EggHeadRules.call_action(hand)`).
 During a reaction phase every player who still has to react has every action legal; the
 moderator and players who have reacted have an all-zero mask. An illegal action raises in
-`raw_env`; `env()` ends the game, the offender paid -1 and everyone else 0.
+`raw_env`; `env()` ends the game as a forfeit: the offender is paid -1 and everyone else +1.
+An action that is not an integer raises `TypeError`.
 
 ## Rewards
 
@@ -92,8 +112,24 @@ An event is an answer or a reaction phase: kind (2), question one-hot (D), answe
 (P x cards x values), moderator (P + 1), and per seat the reaction (none, pass, call; 3)
 and the hand a caller showed (H). Older events drop out of the window; with
 `valids_in_observation=True` the masks keep what they taught. 8,949 floats for the
-defaults (without valids). The information-state string (OpenSpiel) holds the whole
-history.
+defaults (without valids).
+
+## Information state
+
+The observation is a window, so it is not perfect recall. The perfect-recall information
+state (OpenSpiel's information-state string and tensor, and `"information_state"` in what
+our own loops hand an agent) holds the whole game: the scores, every answer and every
+reaction phase (what each player did and the hand each caller showed; for your own calls
+also the hand you named), the others' current hands, how many have reacted in the current
+phase and how you did, and whether your (new) hand is being dealt.
+
+Its tensor (`EggHeadState.information_state_tensor`, laid out by
+`hiddenhand.envs.egghead.InformationStateLayout`) is the observation followed by one slot
+of P + 2 small numbers per event, room for `max_questions x (1 + max_phases)` events (an answer
+and at most `max_phases` reaction phases per question), then 3 numbers for the moment (how many have
+reacted in this phase, how you did, whether your hand is being dealt): 74,952
+floats for the defaults, 56,683 for 3 players with 1 card of 3 values. Two states give
+equal tensors exactly when they give equal information-state strings.
 
 ## Version history
 
@@ -110,6 +146,15 @@ class raw_env(RulesAECEnv):
     """EggHead AEC environment without wrappers; see the module docstring."""
 
     rules_class = EggHeadRules
+    configurations = {
+        "tiny": {"num_players": 3, "cards_per_player": 1, "num_values": 2, "target_score": 1, "max_questions": 1, "deck": "total", "max_phases": 1},
+        "small": {"num_players": 3, "cards_per_player": 1, "num_values": 3, "target_score": 3, "analysts": "0;2"},
+        "rotating": {"num_players": 3, "cards_per_player": 2, "num_values": 3, "target_score": 2, "moderator": "rotating", "valids_in_observation": True},
+    }
+    too_large_for_random_sim = {
+        "default": "a random four-player game runs to thousands of steps and OpenSpiel's random_sim_test keeps "
+        "every state, each with its own 20 MB of deduction tables (tens of GB in all)",
+    }
     metadata = {"render_modes": list(RENDER_MODES), "name": "egghead_v0", "is_parallelizable": False}
 
 

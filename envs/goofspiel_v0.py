@@ -50,9 +50,12 @@ Action `i` bids the card `i + 1`. The action mask marks the cards in hand while 
 player's bid for the current round is still due, and is all zeros otherwise. In `raw_env`
 an illegal action raises `hiddenhand.core.IllegalActionError` (a `ValueError`) naming the
 legal actions; `env()` follows PettingZoo's convention for illegal moves (what its
-`TerminateIllegalWrapper` does, done inside the env for speed): the game ends, the
-offender is paid the worst return the scoring allows (-91 for 13 cards and point
-difference, -1 for win/loss, 0 for total points) and everyone else 0.
+`TerminateIllegalWrapper` does, done inside the env for speed): the game ends, as a
+forfeit: the offender is paid the worst return the scoring allows and everyone else the
+best (-91 and +91 for 13 cards and point difference, -1 and +1 for win/loss, 0 and 91 for
+total points), so the offender is always strictly worst off. The Parallel env does the
+same whichever bidder's action is illegal. An action that is not an integer (Python's,
+numpy's, or a 0-d integer array) raises `TypeError` in every env.
 
 ## Rewards
 

@@ -57,9 +57,10 @@ The mask marks the holds from 0 to your current count while your hand for the ro
 still to be chosen (so during the hand phase both players have a mask), then the bids
 from 0 to the current total, less the first bid, on your turn to bid; otherwise it is all
 zeros. `raw_env` raises `hiddenhand.core.IllegalActionError` on an illegal action;
-`env()` follows PettingZoo's convention: the game ends, the offender is paid the worst
-return (-1, or 0 for one round) and the other player 0. (With `objective="round"` that
-payout does not add up to 1 as every legal outcome does.)
+`env()` follows PettingZoo's convention, as a forfeit: the game ends, the offender is paid
+the worst return and the other player the best (-1 and +1; 0 and 1 for one round), so the
+offender is always strictly worse off. An action that is not an integer raises
+`TypeError`.
 
 ## Rewards
 

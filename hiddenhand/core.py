@@ -262,15 +262,11 @@ class State(abc.ABC):
         """``{"observation", "action_mask"}`` of ``player``: what the PettingZoo env gives."""
         return {"observation": self.observation_tensor(player), "action_mask": self.action_mask(player)}
 
-    def agent_observation(self, player: int) -> dict[str, np.ndarray]:
+    def agent_observation(self, player: int) -> "AgentObservation":
         """What our own loops (tournaments, the Gymnasium face, OpenSpiel policies, the
-        terminal) hand an agent: :meth:`observation` plus ``"information_state"``, the
-        perfect-recall tensor, which tabular policies are keyed by."""
-        obs = self.observation(player)
-        obs["information_state"] = (
-            obs["observation"] if self.rules.observation_is_information_state else self.information_state_tensor(player)
-        )
-        return obs
+        terminal) hand an agent: :meth:`observation`, whose ``"information_state"`` item
+        is the perfect-recall tensor that tabular policies are keyed by."""
+        return AgentObservation(self, player)
 
     def action_mask(self, player: int) -> np.ndarray:
         """int8 mask over ``rules.num_actions``: 1 on ``legal_actions(player)``."""
@@ -302,6 +298,27 @@ class State(abc.ABC):
         if player >= 0 and isinstance(action, (int, np.integer)) and 0 <= action < self.rules.num_actions:
             named += f" ({self.action_to_string(player, int(action))})"
         return IllegalActionError(f"action {named} is illegal for {who} in {self.rules!r}; {self._legal_text(legal)}")
+
+
+class AgentObservation(dict):
+    """A player's observation dict whose ``"information_state"`` item is computed on first
+    access: in Bid Spoof and EggHead the perfect-recall tensor holds the whole history
+    (tens of thousands of floats), which only tabular policies read. Read it while the
+    state is the one the observation was made from, as agents do when they act."""
+
+    def __init__(self, state: State, player: int) -> None:
+        super().__init__(state.observation(player))
+        self._state, self._player = state, player
+
+    def __missing__(self, key: str) -> np.ndarray:
+        if key != "information_state":
+            raise KeyError(key)
+        if self._state.rules.observation_is_information_state:
+            value = self["observation"]
+        else:
+            value = self._state.information_state_tensor(self._player)
+        self[key] = value
+        return value
 
 
 def sample_chance(state: State, rng: np.random.Generator) -> int:

@@ -59,6 +59,10 @@ class RulesAECEnv(AECEnv):
     besides the defaults. ``"tiny"`` is required: small enough to walk every information
     state in a second or two (exhaustive checks, CFR, the kept playthrough). Add others
     that exercise different rules (another scoring, more players)."""
+    too_large_for_random_sim: ClassVar[dict[str, str]] = {}
+    """Configurations (by name, ``"default"`` included) on which OpenSpiel's
+    ``random_sim_test`` cannot run here, with the reason; the suite reports them as
+    skipped. That test keeps a clone of every state of its random games."""
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "name": "rules_env"}
 
     def __init__(

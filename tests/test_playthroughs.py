@@ -7,8 +7,8 @@ change: ``pytest tests/test_playthroughs.py --update-playthroughs``, then read t
 
 from pathlib import Path
 
-import pyspiel
 import pytest
+from absl import flags
 from open_spiel.python.algorithms import generate_playthrough
 
 import hiddenhand.openspiel as ho
@@ -32,6 +32,8 @@ def test_playthrough_matches_the_kept_one(game, request):
 def test_the_kept_playthroughs_replay():
     """OpenSpiel's own replay of each kept file: the recorded actions give the recorded
     states (a second reading of the same files, through OpenSpiel's parser)."""
+    if not flags.FLAGS.is_parsed():  # the reader consults one of OpenSpiel's command-line flags
+        flags.FLAGS.mark_as_parsed()
     for game in ENV_MODULES:
         expected, actual = generate_playthrough.replay(str(FOLDER / f"{game}.txt"))
         assert expected == actual, game

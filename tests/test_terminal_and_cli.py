@@ -80,7 +80,7 @@ def test_tournament_command(capsys):
         (["play", "goofspiel", "--seat", "2"], "seat=2 is out of range; allowed: 0 to 1"),
         (["tournament", "goofspiel", "--agents", "random,/"], "'/' is neither an agent"),
         (["tournament", "goofspiel", "--agents", "easy,easy"], "fewer than two different agents"),
-        (["train", "cfr", "--cards", "1", "--out", "/nonexistent/x"], "has no decision to learn"),
+        (["train", "cfr", "--cards", "1", "--out", "/nonexistent/x"], "num_cards=1 is out of range; allowed: 2 to 13"),
     ],
 )
 def test_cli_errors_are_one_clear_line(argv, message, capsys):

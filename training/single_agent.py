@@ -21,6 +21,9 @@ from hiddenhand.core import CHANCE, IllegalActionError, sample_chance
 from hiddenhand.envs import ENV_MODULES
 from hiddenhand.validation import check_choice
 
+MAX_GAMES_PER_RESET = 100
+"""Games ``reset`` plays before giving up on one in which the learner gets a move."""
+
 Opponents = Union[Agent, Sequence[Agent], Callable[[np.random.Generator], Sequence[Agent]]]
 """One agent for every other seat, one per other seat, or a function that draws the
 opponents of each episode (self-play against a pool of snapshots)."""
@@ -77,11 +80,15 @@ class SingleAgentEnv(gymnasium.Env):
         for agent in others:
             agent.seed(int(self.np_random.integers(2**63)))
         self.opponents = others[: self.seat] + [None] + others[self.seat :]
-        self.state = self.rules.new_initial_state()
-        self._play_others()
-        if self.state.is_terminal():
-            raise RuntimeError(f"{self.rules!r} ended before seat {self.seat} had a move")
-        return self._observation(), {"seat": self.seat}
+        # A game can end before the learner's first move (in EggHead the others may score
+        # while the learner moderates): such a game has nothing to learn from, and Gymnasium
+        # needs an observation to act on, so the episode starts with a new game.
+        for _ in range(MAX_GAMES_PER_RESET):
+            self.state = self.rules.new_initial_state()
+            self._play_others()
+            if not self.state.is_terminal():
+                return self._observation(), {"seat": self.seat}
+        raise RuntimeError(f"{MAX_GAMES_PER_RESET} games of {self.rules!r} in a row ended before seat {self.seat} had a move")
 
     def step(self, action):
         if self.state is None or self.state.is_terminal():
