@@ -1,7 +1,8 @@
 """The agent protocol shared by every game and every face.
 
 An agent maps an observation (``{"observation": vector, "action_mask": mask}``, as the
-PettingZoo envs give it) to a probability for every action, zero on illegal ones, and
+PettingZoo envs give it; our own loops add ``"information_state"``, the perfect-recall
+tensor, see ``State.agent_observation``) to a probability for every action, zero on illegal ones, and
 samples its move from that distribution with its own seeded generator. Agents are
 stateless: everything they use is in the observation, so one object can play any seat,
 in any number of games at once, and be turned into an OpenSpiel policy.

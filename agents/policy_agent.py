@@ -27,7 +27,7 @@ FILE_NAME = "policy.npz"
 
 
 class PolicyAgent(Agent):
-    """A table from observation vectors to probabilities; see the module docstring.
+    """A table from information-state tensors to probabilities; see the module docstring.
 
     ``game`` and ``params`` name the game the table was built for (``hiddenhand.envs``
     name and keyword arguments), so a saved policy can be checked against its use.

@@ -258,15 +258,6 @@ class EggHeadRules(Rules):
             params["analysts"] += ";"
         return params
 
-    @classmethod
-    def from_openspiel(cls, params: dict[str, Any]) -> "EggHeadRules":
-        """Also takes an integer ``analysts`` as one player id (how OpenSpiel reads ``analysts=0``)."""
-        params = dict(params)
-        analysts = params.get("analysts")
-        if isinstance(analysts, (numbers.Integral, np.integer)) and not isinstance(analysts, (bool, np.bool_)):
-            params["analysts"] = str(analysts)
-        return cls(**params)
-
     @property
     def num_players(self) -> int:
         return self.params["num_players"]

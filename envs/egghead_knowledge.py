@@ -129,8 +129,7 @@ class Knowledge:
     def copy(self) -> "Knowledge":
         """An independent copy that shares the tables: every update replaces a table rather
         than writing into it, so sharing is safe, and a game state clones without copying
-        tens of megabytes (OpenSpiel's simulation tests and tree searches clone at every
-        step)."""
+        tens of megabytes (OpenSpiel's algorithms and tree searches clone at every step)."""
         other = object.__new__(Knowledge)
         other.__dict__.update(self.__dict__)
         return other

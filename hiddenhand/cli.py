@@ -38,7 +38,7 @@ def _matches(text: str) -> int | tuple[int, int]:
 
 GAME_OPTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "goofspiel": [
-        ("--cards", dict(dest="num_cards", type=int, default=_GOOFSPIEL["num_cards"], help="cards per hand and in the prize deck, 1 to 13 (default %(default)s)")),
+        ("--cards", dict(dest="num_cards", type=int, default=_GOOFSPIEL["num_cards"], help="cards per hand and in the prize deck, 2 to 13 (default %(default)s)")),
         ("--players", dict(dest="num_players", type=int, default=_GOOFSPIEL["num_players"], help="number of players, 2 to 6 (default %(default)s)")),
         ("--prize-order", dict(dest="prize_order", choices=PRIZE_ORDERS, default=_GOOFSPIEL["prize_order"], help="order in which prizes are turned (default %(default)s)")),
         ("--scoring", dict(dest="scoring", choices=SCORINGS, default=_GOOFSPIEL["scoring"], help="returns: own points minus the others' mean, +1/-1 for most points, or own points (default %(default)s)")),

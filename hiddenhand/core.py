@@ -250,6 +250,12 @@ class State(abc.ABC):
             setattr(other, name, list(getattr(self, name)))
         return other
 
+    def __deepcopy__(self, memo: dict) -> "State":
+        # OpenSpiel clones a Python state by deep-copying its attributes (our adapter's
+        # ``inner``): :meth:`clone` is far cheaper than a generic deep copy, which would
+        # also copy the rules and every shared table.
+        return self.clone()
+
     def is_truncated(self) -> bool:
         """Whether the game was cut short by a limit (such as ``max_rounds``) rather than
         ended by its rules; the PettingZoo face reports it as a truncation."""
@@ -301,24 +307,30 @@ class State(abc.ABC):
 
 
 class AgentObservation(dict):
-    """A player's observation dict whose ``"information_state"`` item is computed on first
-    access: in Bid Spoof and EggHead the perfect-recall tensor holds the whole history
-    (tens of thousands of floats), which only tabular policies read. Read it while the
-    state is the one the observation was made from, as agents do when they act."""
+    """A player's observation dict with an ``"information_state"`` item. Where the
+    observation is the information state it is the same array; elsewhere (Bid Spoof,
+    EggHead: the whole history, tens of thousands of floats, which only tabular policies
+    read) it is computed on first access, from a copy of the state taken when the
+    observation was made, so it stays right after the game moves on."""
 
     def __init__(self, state: State, player: int) -> None:
         super().__init__(state.observation(player))
-        self._state, self._player = state, player
+        if state.rules.observation_is_information_state:
+            self["information_state"] = self["observation"]
+        else:
+            self._state, self._player = state.clone(), player
 
     def __missing__(self, key: str) -> np.ndarray:
         if key != "information_state":
             raise KeyError(key)
-        if self._state.rules.observation_is_information_state:
-            value = self["observation"]
-        else:
-            value = self._state.information_state_tensor(self._player)
-        self[key] = value
+        self[key] = value = self._state.information_state_tensor(self._player)
         return value
+
+    def __contains__(self, key: object) -> bool:
+        return key == "information_state" or super().__contains__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
 
 
 def sample_chance(state: State, rng: np.random.Generator) -> int:

@@ -24,7 +24,6 @@ game here provides (public-only, all players).
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Iterator
 
 import numpy as np
@@ -112,7 +111,6 @@ class HiddenhandState(pyspiel.State):
 
     def __init__(self, game: HiddenhandGame, state: State) -> None:
         super().__init__(game)
-        self.game = game
         self.inner = state
 
     def current_player(self) -> int:
@@ -143,14 +141,8 @@ class HiddenhandState(pyspiel.State):
     def __reduce__(self):
         # Replaying the history (chance outcomes included) restores OpenSpiel's own record
         # of it too, which copying the inner state alone would lose.
-        return (_replay, (self.game, self.history()))
+        return (_replay, (self.get_game(), self.history()))
 
-    def __deepcopy__(self, memo: dict) -> "HiddenhandState":
-        # OpenSpiel clones Python states with copy.deepcopy; our states copy themselves far
-        # cheaper than a generic deep copy (which would also copy the rules).
-        other = copy.copy(self)
-        other.inner = self.inner.clone()
-        return other
 
 
 def _replay(game: HiddenhandGame, history: list[int]) -> HiddenhandState:

@@ -217,6 +217,11 @@ class RulesParallelEnv(aec_to_parallel_wrapper):
                 f"missing: {missing or 'none'}, unknown: {unknown or 'none'}"
             )
         aec = self.aec_env
+        state = aec.unwrapped.game_state
+        for agent in self.agents:  # every action checked before anyone moves: no half-played round
+            if actions[agent] is None:
+                raise ValueError(f"{agent} is in the game and must act; action None is only for finished agents")
+            state.check_action(actions[agent])
         rewards = dict.fromkeys(self.agents, 0.0)
         for _ in self.agents:
             agent = aec.agent_selection

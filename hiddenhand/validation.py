@@ -12,6 +12,8 @@ import numpy as np
 
 def shown(value: Any) -> str:
     """``repr(value)`` cut to a readable length (a 400-digit integer, a large array)."""
+    if isinstance(value, int) and value.bit_length() > 200:  # repr refuses past 4,300 digits
+        return f"an integer of {value.bit_length()} bits"
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:40]}...{text[-12:]} ({type(value).__name__})"
 

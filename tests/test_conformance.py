@@ -109,17 +109,26 @@ def test_envs_pickle_mid_game_and_play_on_identically(game, name, kwargs):
         env.reset(seed=3)
         play_masked(env, np.random.default_rng(0), 5)
         copy = pickle.loads(pickle.dumps(env))
+        # The same moves from here, chance drawn by each env's own (pickled) generator.
         for e in (env, copy):
-            play_masked(e, np.random.default_rng(1), 20)
-        assert copy.agents == env.agents
-        for agent in env.agents:
-            np.testing.assert_array_equal(copy.observe(agent)["observation"], env.observe(agent)["observation"])
+            play_masked(e, np.random.default_rng(1), 300)
+        states = [e.unwrapped.game_state for e in (env, copy)]
+        for player in range(states[0].rules.num_players):
+            assert states[0].information_state_string(player) == states[1].information_state_string(player)
+        assert states[0].returns() == states[1].returns()
+        assert copy._cumulative_rewards == env._cumulative_rewards and copy.agents == env.agents
     if hasattr(module, "parallel_env"):
         par = module.parallel_env(**kwargs)
-        par.reset(seed=3)
+        observations, _ = par.reset(seed=3)
         again = pickle.loads(pickle.dumps(par))
-        actions = {a: int(np.flatnonzero(par.aec_env.observe(a)["action_mask"])[0]) for a in par.agents}
-        assert again.step(actions)[1] == par.step(actions)[1]
+        totals, rng = [{}, {}], np.random.default_rng(2)
+        while par.agents:
+            actions = {a: int(rng.choice(np.flatnonzero(o["action_mask"]))) for a, o in observations.items()}
+            for env, total in zip((par, again), totals):
+                observations, rewards = env.step(actions)[:2]
+                for agent, reward in rewards.items():
+                    total[agent] = total.get(agent, 0.0) + reward
+        assert again.agents == [] and totals[0] == totals[1] and any(totals[0].values())
 
 
 # --------------------------------------------------------------------------- OpenSpiel
@@ -144,7 +153,8 @@ def test_games_sim_with_pickling(game, name, kwargs):
     replaying the history), serialisation restores the history, tensors have their declared sizes,
     returns stay within the utility range and add up as the game type says, and no game
     runs past max_game_length."""
-    spiel_game = pickle.loads(pickle.dumps(ho.to_pyspiel(rules_of(game, kwargs))))
+    # A game as OpenSpiel loads it (the registered class), pickled as its simulation does.
+    spiel_game = pickle.loads(pickle.dumps(pyspiel.load_game(str(ho.to_pyspiel(rules_of(game, kwargs))))))
     info_size = spiel_game.information_state_tensor_size()
     obs_size = spiel_game.observation_tensor_size()
     kind = spiel_game.get_type().utility
@@ -270,16 +280,14 @@ def test_vector_envs_with_a_masked_sampler(game, kwargs, vector):
 def test_action_masks_after_the_end_are_the_same_however_it_ended(game, kwargs):
     env = make_single_agent(game, kwargs)()
     env.reset(seed=0)
-    illegal = np.flatnonzero(~env.action_masks())
     done = False
     while not done:
         _, _, term, trunc, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
         done = term or trunc
     after_normal_end = env.action_masks()
-    if len(illegal):
-        env.reset(seed=0)
-        assert env.step(int(illegal[0]))[4]["illegal_action"]
-        np.testing.assert_array_equal(env.action_masks(), after_normal_end)
+    env.reset(seed=0)
+    assert env.step(illegal_action({"action_mask": env.action_masks()}))[4]["illegal_action"]
+    np.testing.assert_array_equal(env.action_masks(), after_normal_end)
     assert after_normal_end.all()
 
 
@@ -396,7 +404,7 @@ BAD_CONFIGURATIONS = [
 
 @pytest.mark.parametrize("game, param, bad", BAD_CONFIGURATIONS)
 def test_every_parameter_refuses_bad_values_by_name(game, param, bad):
-    with pytest.raises(ValueError, match=rf"\b{param}\b"):
+    with pytest.raises(ValueError, match=rf"\b{param}(\[\d\])?="):
         ENV_MODULES[game].raw_env.rules_class(**{param: bad})
 
 
@@ -409,3 +417,18 @@ def test_a_saved_cfr_policy_has_the_nash_conv_it_was_trained_to(game, kwargs, tm
     curve = train_cfr(rules, "cfr+", iterations=30, eval_every=30, out_dir=tmp_path, progress=False)
     agent = PolicyAgent.load(tmp_path)
     assert ho.nash_conv(ho.to_pyspiel(rules), agent) == pytest.approx(curve[-1].nash_conv, abs=1e-9)
+
+
+@pytest.mark.parametrize("game, name, kwargs", PARALLEL)
+def test_a_bad_action_in_the_parallel_env_leaves_the_round_unplayed(game, name, kwargs):
+    par = ENV_MODULES[game].parallel_env(**kwargs)
+    observations, _ = par.reset(seed=0)
+    legal = {a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in observations.items()}
+    last = par.agents[-1]
+    before = par.aec_env.unwrapped.game_state.information_state_string(0)
+    for bad in (1.5, None):
+        with pytest.raises((TypeError, ValueError), match=last if bad is None else "is not an integer"):
+            par.step({**legal, last: bad})
+        assert par.aec_env.unwrapped.game_state.information_state_string(0) == before  # nobody has bid
+    par.step(legal)  # and the round is then played normally
+    assert all(r == 0 for r in par.aec_env.rewards.values()) and par.agents

@@ -372,7 +372,8 @@ def test_python_lists_reach_openspiel_as_semicolon_strings():
     assert params["analysts"] == "0;2" and params["deck"] == "total;lowest"
     assert EggHeadRules.from_openspiel(params).params == rules.params
     assert EggHeadRules(num_players=3, analysts=[1]).to_openspiel()["analysts"] == "1;"  # not read back as an int
-    # OpenSpiel reads a bare analysts=1 as an integer: one player id.
-    assert EggHeadRules.from_openspiel({"num_players": 3, "analysts": 1}).params["analysts"] == "1"
+    # OpenSpiel's own type check refuses a bare analysts=1 (an integer for a string parameter).
+    with pytest.raises(pyspiel.SpielError, match="Wrong type for parameter analysts"):
+        pyspiel.load_game("hiddenhand_egghead(num_players=3,analysts=1)")
     game = hiddenhand.openspiel.to_pyspiel(rules)
     assert "analysts=0;2" in str(game) and pyspiel.load_game(str(game)).rules.params == rules.params
