@@ -144,7 +144,6 @@ class HiddenhandState(pyspiel.State):
         return (_replay, (self.get_game(), self.history()))
 
 
-
 def _replay(game: HiddenhandGame, history: list[int]) -> HiddenhandState:
     """The state reached from the root of ``game`` by ``history`` (how states unpickle)."""
     state = game.new_initial_state()
