@@ -107,10 +107,8 @@ class RulesAECEnv(AECEnv):
         self._after_move()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        self._check_reset("observe")
-        if agent not in self._player_of:
-            raise ValueError(f"unknown agent {agent!r}; the agents are: {', '.join(self.possible_agents)}")
-        return self.game_state.observation(self._player_of[agent])
+        player = self._player("observe", agent)  # before game_state is read: it is None before reset()
+        return self.game_state.observation(player)
 
     def last(self, observe: bool = True):
         self._check_reset("last")
@@ -144,13 +142,20 @@ class RulesAECEnv(AECEnv):
         if self.game_state is None:
             raise RuntimeError(f"{call}() before reset(): call reset() first")
 
+    def _player(self, call: str, agent: str) -> int:
+        """The player id of ``agent``, for ``call`` (which needs a reset game)."""
+        self._check_reset(call)
+        if agent not in self._player_of:
+            raise ValueError(f"unknown agent {agent!r}; the agents are: {', '.join(self.possible_agents)}")
+        return self._player_of[agent]
+
     def agent_observation(self, agent: str) -> dict[str, np.ndarray]:
         """What our agents take (:meth:`~hiddenhand.core.State.agent_observation`): the
         observation plus the perfect-recall information state, which tabular policies
         (CFR's) need in games whose observation is a bounded window. In a PettingZoo
         loop: ``agent.act(env.unwrapped.agent_observation(name))``."""
-        self._check_reset("agent_observation")
-        return self.game_state.agent_observation(self._player_of[agent])
+        player = self._player("agent_observation", agent)  # before game_state is read: it is None before reset()
+        return self.game_state.agent_observation(player)
 
     def _after_move(self) -> None:
         """Point ``agent_selection`` at the player to move, or pay out at the end."""
