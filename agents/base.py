@@ -11,7 +11,8 @@ in any number of games at once, and be turned into an OpenSpiel policy.
 from __future__ import annotations
 
 import abc
-from typing import ClassVar, Mapping
+from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 

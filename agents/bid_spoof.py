@@ -9,10 +9,15 @@ likely.
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.bid_spoof import BidSpoofRules
+from hiddenhand.layout import one_hot_index
+from hiddenhand.solvers.bid_spoof import BidSpoofSolution, present_round, solve, solve_round
 
 
 class BidSpoofHeuristic(Agent):
@@ -35,11 +40,10 @@ class BidSpoofHeuristic(Agent):
 
     def _view(self, obs: np.ndarray) -> tuple[list[int], int | None, int]:
         """(coins by relative seat, own hand, last bid or 0)."""
-        layout, n, c = self.rules.layout, self.rules.num_players, self.rules.coins
-        coins = [int(np.flatnonzero(obs[layout.coin_counts + s * (c + 1) : layout.coin_counts + (s + 1) * (c + 1)])[0]) for s in range(n)]
-        hold = np.flatnonzero(obs[layout.own_hold : layout.own_hold + c + 1])
-        made = np.flatnonzero(obs[layout.bids : layout.last_round].reshape(n * c, n).any(axis=1))
-        return coins, (int(hold[0]) if len(hold) else None), (int(made[-1]) + 1 if len(made) else 0)
+        views = self.rules.layout.decode(obs)
+        coins = [one_hot_index(seat) for seat in views["coins"]]
+        made = np.flatnonzero(views["bids"].any(axis=1))  # bid b is row b - 1 of the table
+        return coins, one_hot_index(views["hold"]), (int(made[-1]) + 1 if len(made) else 0)
 
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)
@@ -78,10 +82,10 @@ class BidSpoofHeuristic(Agent):
         return f"BidSpoofHeuristic(bluff={self.bluff})"
 
 
-def present_round(rules: BidSpoofRules, observation: np.ndarray) -> bytes:
-    """The part of an observation that describes the present round (the table key)."""
-    layout = rules.layout
-    return np.ascontiguousarray(observation[layout.coin_counts : layout.last_round], dtype=np.float32).tobytes()
+@cache
+def cached_solution(coins: int, zero_call: str = "round_start") -> BidSpoofSolution:
+    """The whole two-player game solved once per process (seconds at 3 coins)."""
+    return solve(coins, zero_call, progress=False)
 
 
 class BidSpoofEquilibriumAgent(Agent):
@@ -89,12 +93,25 @@ class BidSpoofEquilibriumAgent(Agent):
 
     uses_history = False
 
-    def __init__(self, rules: BidSpoofRules, table: dict[bytes, np.ndarray], seed: int | None = None) -> None:
+    def __init__(self, rules: BidSpoofRules, solution: Any = None, seed: int | None = None) -> None:
+        """``solution``: a :class:`~hiddenhand.solvers.bid_spoof.BidSpoofSolution` covering
+        ``rules`` or its table; by default the game's (or the round's) is solved once per process."""
         super().__init__(seed)
         if rules.num_players != 2:
             raise ValueError(f"the exact equilibrium is for two players; {rules!r} has {rules.num_players}")
+        if solution is None:
+            if rules.objective == "round":
+                solution = solve_round(rules.coins, rules.zero_call)[1]
+            else:
+                solution = cached_solution(rules.coins, rules.zero_call)
+        if hasattr(solution, "table"):
+            if (solution.coins, solution.zero_call) != (rules.coins, rules.zero_call):
+                raise ValueError(
+                    f"the solution is for {solution.coins} coins and zero_call={solution.zero_call!r}, not {rules!r}"
+                )
+            solution = solution.table
         self.rules = rules
-        self.table = table
+        self.table = solution
 
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)
@@ -106,4 +123,5 @@ class BidSpoofEquilibriumAgent(Agent):
         return probs * mask / (probs * mask).sum()
 
     def __repr__(self) -> str:
-        return f"BidSpoofEquilibriumAgent(coins={self.rules.coins}, zero_call={self.rules.zero_call!r}, objective={self.rules.objective!r})"
+        r = self.rules
+        return f"BidSpoofEquilibriumAgent(coins={r.coins}, zero_call={r.zero_call!r}, objective={r.objective!r})"

@@ -34,9 +34,7 @@ class _Deducer(Agent):
 
     def valids(self, observation: Observation) -> np.ndarray:
         """The hands this agent still considers possible (indices)."""
-        layout = self.rules.layout
-        start = getattr(layout, self.mask_name)
-        return np.flatnonzero(np.asarray(observation["observation"])[start : start + layout.num_hands])
+        return np.flatnonzero(self.rules.layout.decode(observation["observation"])[self.mask_name])
 
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)

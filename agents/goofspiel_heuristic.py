@@ -48,15 +48,15 @@ most points and the most high cards among them.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel import GoofspielView
+from hiddenhand.envs.goofspiel_v0 import LEVELS
 from hiddenhand.validation import check_choice
 
-LEVELS = ("easy", "medium", "hard")
 Dist = dict[int, float]
 
 
@@ -186,3 +186,9 @@ class GoofspielHeuristic(Agent):
 
     def __repr__(self) -> str:
         return f"GoofspielHeuristic(level={self.level!r})"
+
+
+def heuristic(rules=None, level: str = "medium", seed: int | None = None) -> GoofspielHeuristic:
+    """A level as a factory of the game's declaration (which passes the rules; every
+    configuration of Goofspiel is played alike)."""
+    return GoofspielHeuristic(level, seed=seed)

@@ -15,13 +15,13 @@ state (Goofspiel, Spoof) the plain PettingZoo observation works too.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation
-from hiddenhand.files import atomic_write, load_npz
+from hiddenhand.files import check_writable, load_npz, save_npz
 
 FILE_NAME = "policy.npz"
 
@@ -40,7 +40,7 @@ class PolicyAgent(Agent):
         self.table = table
 
     @classmethod
-    def from_openspiel(cls, game, policy, seed: int | None = None) -> "PolicyAgent":
+    def from_openspiel(cls, game, policy, seed: int | None = None) -> PolicyAgent:
         """Tabulate an OpenSpiel ``policy`` over ``game``: a ``hiddenhand_<game>`` game or its
         cached tree, whichever the policy was made on. Any OpenSpiel policy works: a Python
         ``Policy``, a C++ CFR or MCCFR average policy, a ``TabularPolicy``."""
@@ -59,9 +59,9 @@ class PolicyAgent(Agent):
         return cls(name, params, table, seed=seed)
 
     def _observation_is_information_state(self) -> bool:
-        from hiddenhand.envs import ENV_MODULES
+        from hiddenhand.registry import get
 
-        return ENV_MODULES[self.game].raw_env.rules_class.observation_is_information_state
+        return get(self.game).rules_class.observation_is_information_state
 
     def policy(self, observation: Observation) -> np.ndarray:
         try:
@@ -83,34 +83,28 @@ class PolicyAgent(Agent):
             ) from None
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the table to ``path`` (a directory gets ``policy.npz`` inside), atomically."""
-        path = policy_file(path)
+        """Write the table to ``path`` (a directory gets ``policy.npz`` inside), atomically and
+        with a checksum (:func:`hiddenhand.files.save_npz`), so that a damaged file is refused."""
+        file = policy_file(path)
+        check_writable(path, "policy file", kind="file" if file == Path(path) else "dir")
         keys = np.stack([np.frombuffer(k, dtype=np.float32) for k in self.table])
         probs = np.stack(list(self.table.values()))
-        meta = json.dumps({"game": self.game, "params": self.params})
-        with atomic_write(path) as handle:
-            np.savez_compressed(handle, information_states=keys, probabilities=probs, meta=np.array(meta))
-        return path
+        meta = {"game": self.game, "params": self.params}
+        return save_npz(file, meta, {"information_states": keys, "probabilities": probs}, compress=True)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, seed: int | None = None) -> "PolicyAgent":
-        """Read a table written by :meth:`save` (a file, or a directory holding ``policy.npz``)."""
+    def load(cls, path: str | os.PathLike, seed: int | None = None) -> PolicyAgent:
+        """Read a table written by :meth:`save` (a file, or a directory holding ``policy.npz``);
+        ``ValueError`` naming the file if it is damaged, incomplete or has no checksum (written
+        before there were any: those cannot be told from damaged ones, so train it again)."""
         path = policy_file(path)
-        meta, arrays = load_npz(path, "hiddenhand policy file")
-        if "game" not in meta or not {"information_states", "observations"} & set(arrays):
-            raise ValueError(f"{path} is not a hiddenhand policy file (it holds {sorted(arrays)})")
-        agent = cls(meta["game"], meta["params"], {}, seed=seed)
-        if "information_states" in arrays:
-            keys = arrays["information_states"]
-        elif agent._observation_is_information_state():
-            keys = arrays["observations"]  # an earlier format, valid where observations are information states
-        else:
-            raise ValueError(
-                f"{path} was written by an older hiddenhand that keyed {meta['game']} policies by observations, "
-                f"which merge information states in this game: train the policy again"
-            )
-        agent.table = {_key(k): p for k, p in zip(keys, arrays["probabilities"])}
-        return agent
+        meta, arrays = load_npz(
+            path, "hiddenhand policy file", ("game", "params"), ("information_states", "probabilities")
+        )
+        keys, probs = arrays["information_states"], arrays["probabilities"]
+        if not isinstance(meta["game"], str) or not isinstance(meta["params"], dict) or len(keys) != len(probs):
+            raise ValueError(f"{path} is not a hiddenhand policy file: its game, params or table are malformed")
+        return cls(meta["game"], meta["params"], {_key(k): p for k, p in zip(keys, probs)}, seed=seed)
 
     def __repr__(self) -> str:
         return f"PolicyAgent({self.game}, {self.params}, {len(self.table)} information states)"

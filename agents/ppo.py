@@ -3,12 +3,14 @@
 The model maps the observation vector to action logits; the agent masks them with the
 observation's action mask, so it only ever plays legal moves, and its ``policy`` is the
 model's own distribution. Saved as ``model.zip`` (stable-baselines3's format) beside
-``agent.json`` (the game and its arguments), so it can be checked against its use.
+``agent.json`` (the game and its arguments, so it can be checked against its use, and the
+model's sha256, so damage is detected).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import random
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
-from hiddenhand.files import atomic_write
+from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
 
 MODEL_FILE, META_FILE = "model.zip", "agent.json"
 
@@ -43,22 +45,32 @@ class PPOAgent(Agent):
         return probs / probs.sum()
 
     def save(self, directory: str | os.PathLike) -> Path:
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        """Write ``model.zip`` and ``agent.json`` (the game, its arguments and the model's sha256,
+        so that :meth:`load` detects a damaged or swapped model) into ``directory``, each atomically."""
+        directory = check_writable(directory, "PPO agent directory", kind="dir")
+        buffer = io.BytesIO()
+        self.model.save(buffer)
         with atomic_write(directory / MODEL_FILE) as handle:
-            self.model.save(handle)
+            handle.write(buffer.getvalue())
         with atomic_write(directory / META_FILE, "w") as handle:
-            json.dump({"game": self.game, "params": self.params}, handle)
+            json.dump({"game": self.game, "params": self.params, "model_sha256": digest(buffer.getvalue())}, handle)
         return directory
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, seed: int | None = None) -> "PPOAgent":
+    def load(cls, directory: str | os.PathLike, seed: int | None = None) -> PPOAgent:
+        """Read an agent written by :meth:`save`; ``ValueError`` naming the file at fault if
+        ``agent.json`` is garbled or incomplete, or ``model.zip`` fails (or, written before
+        there were checksums, lacks) the checksum recorded in it."""
         from sb3_contrib import MaskablePPO
 
         directory = Path(directory)
-        if not is_ppo_dir(directory):
-            raise ValueError(f"{directory} holds no saved PPO agent ({MODEL_FILE} and {META_FILE})")
-        meta = json.loads((directory / META_FILE).read_text())
+        missing = [name for name in (MODEL_FILE, META_FILE) if not (directory / name).is_file()]
+        if missing:
+            raise ValueError(f"{directory} holds no saved PPO agent: {' and '.join(missing)} missing")
+        meta = read_json(directory / META_FILE, "PPO agent description", required=("game", "params"))
+        if not isinstance(meta["game"], str) or not isinstance(meta["params"], dict):
+            raise ValueError(f"{directory / META_FILE} is corrupt: its game or params are malformed")
+        verify_file_digest(directory / MODEL_FILE, meta.get("model_sha256"), directory / META_FILE)
         with keeping_global_rngs():
             model = MaskablePPO.load(directory / MODEL_FILE, device="cpu")
         return cls(model, meta["game"], meta["params"], seed=seed)

@@ -8,12 +8,20 @@ layout tells them where things sit in the observation vector.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.spoof import SpoofRules, SpoofView
+from hiddenhand.solvers.spoof import SpoofSolution, solve, solve_round
+
+
+@cache
+def cached_solution(matches: int) -> SpoofSolution:
+    """The whole game up to ``matches`` each, solved once per process (agents and the advisor share it)."""
+    return solve(matches, progress=False)
 
 
 class _SpoofAgent(Agent):
@@ -43,21 +51,20 @@ class _SpoofAgent(Agent):
 class SpoofEquilibriumAgent(_SpoofAgent):
     """Plays an exact equilibrium: of the whole game (``objective="game"``, from a
     :class:`~hiddenhand.solvers.spoof.SpoofSolution`) or of the single round
-    (``objective="round"``, the round's own sequence-form solution; ``solution`` may then
-    be ``None``)."""
+    (``objective="round"``, the round's own sequence-form solution). ``solution`` defaults to
+    solving the game once per process (under a second at 3 matches)."""
 
-    def __init__(self, solution: Any | None, rules: SpoofRules | None = None, seed: int | None = None) -> None:
-        super().__init__(rules or SpoofRules(matches=solution.matches), seed)
+    def __init__(self, rules: SpoofRules, solution: Any | None = None, seed: int | None = None) -> None:
+        super().__init__(rules, seed)
         if self.rules.objective == "game":
-            if solution is None:
-                raise ValueError(f"{self.rules!r} plays the whole game: pass its SpoofSolution")
+            solution = solution if solution is not None else cached_solution(self.rules.max_hold)
             if self.rules.max_hold > solution.matches:
-                raise ValueError(f"the solution covers up to {solution.matches} matches; {self.rules!r} needs {self.rules.max_hold}")
+                raise ValueError(
+                    f"the solution covers up to {solution.matches} matches; {self.rules!r} needs {self.rules.max_hold}"
+                )
         self.solution = solution
 
     def strategy(self, view: SpoofView):
-        from hiddenhand.solvers.spoof import solve_round
-
         if self.rules.objective == "round":
             return solve_round(*self.rules.matches)[1]
         key = (view.mine, view.theirs) if view.first else (view.theirs, view.mine)

@@ -95,7 +95,9 @@ def main() -> None:
     parser.add_argument("--players", type=int, nargs="+", default=[3, 4, 5], help="player counts (default 3 4 5)")
     parser.add_argument("--rounds", type=int, default=200, help="rounds timed per run at 3 and 4 players (default 200)")
     parser.add_argument("--rounds-5", type=int, default=10, help="rounds timed per run at 5 players (default 10)")
-    parser.add_argument("--literal-rounds", type=int, default=3, help="rounds of the literal tables at 3 players (default 3)")
+    parser.add_argument(
+        "--literal-rounds", type=int, default=3, help="rounds of the literal tables at 3 players (default 3)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; medians reported (default 3)")
     parser.add_argument("--no-experiment", action="store_true", help="skip the 4-player 1000-round experiment")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -114,13 +116,17 @@ def main() -> None:
             f"{max(r['peak_gib'] for r in ours):>9.2f}"
         )
         if players == 3:
-            literal = statistics.median(run("literal", 3, args.literal_rounds, s)["per_round"] for s in range(args.repeats))
+            literal = statistics.median(
+                run("literal", 3, args.literal_rounds, s)["per_round"] for s in range(args.repeats)
+            )
             row += f" {1000 * literal:>17.0f} {per_round / literal:>7.4f}"
         print(row, flush=True)
     if not args.no_experiment:
         times = [run("experiment", 4, 1000, seed)["seconds"] for seed in range(args.repeats)]
-        print(f"the study's experiment, 4 players all analysing, 1000 rounds: median {statistics.median(times):.1f} s "
-              f"over {args.repeats} runs (target: under 120 s)")
+        print(
+            f"the study's experiment, 4 players all analysing, 1000 rounds: median {statistics.median(times):.1f} s "
+            f"over {args.repeats} runs (target: under 120 s)"
+        )
 
 
 if __name__ == "__main__":

@@ -69,7 +69,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cards", type=int, default=13, help="cards per hand (default 13)")
     parser.add_argument("--decisions", type=int, default=100_000, help="decisions per timed run (default 100000)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per contender; medians are reported (default 5)")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="timed runs per contender; medians are reported (default 5)"
+    )
     args = parser.parse_args()
 
     contenders = {

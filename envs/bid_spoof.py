@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hiddenhand.core import TERMINAL, Rules, State
+from hiddenhand.layout import ActionCodec, Layout, Views
 from hiddenhand.validation import check_choice, check_int
 
 ZERO_CALLS = ("round_start", "before_own_bid")
@@ -23,140 +24,76 @@ DIRECTIONS = ("clockwise", "anticlockwise")
 MAX_PLAYERS, MAX_COINS = 8, 5
 
 
-@dataclass(frozen=True)
-class ActionLayout:
-    """Action numbers: holds 0..C, bids 1..N*C, the four calls, the two directions."""
+class ActionLayout(ActionCodec):
+    """Action numbers: holds 0..C, bids 1..N*C, the four calls, the two directions; with
+    Bid Spoof's names for encoding each kind (``decode`` gives ``(kind, value)``)."""
 
-    num_players: int
-    coins: int
+    def __init__(self, num_players: int, coins: int) -> None:
+        super().__init__(
+            [
+                ("hold", coins + 1),
+                ("bid", range(1, num_players * coins + 1)),
+                ("call", CALLS),
+                ("direction", DIRECTIONS),
+            ]
+        )
 
     def hold(self, k: int) -> int:
-        return k
+        return self.encode("hold", k)
 
     def bid(self, b: int) -> int:
-        return self.coins + b
+        return self.encode("bid", b)
 
     def call(self, name: str) -> int:
-        return self.coins + 1 + self.num_players * self.coins + CALLS.index(name)
+        return self.encode("call", name)
 
     def direction(self, name: str) -> int:
-        return self.call("zero") + 1 + DIRECTIONS.index(name)
-
-    @property
-    def size(self) -> int:
-        return self.direction("anticlockwise") + 1
-
-    def decode(self, action: int) -> tuple[str, int | str]:
-        """("hold", k), ("bid", b), ("call", name) or ("direction", name)."""
-        if action <= self.coins:
-            return ("hold", action)
-        if action < self.call("call"):
-            return ("bid", action - self.coins)
-        if action < self.direction("clockwise"):
-            return ("call", CALLS[action - self.call("call")])
-        return ("direction", DIRECTIONS[action - self.direction("clockwise")])
+        return self.encode("direction", name)
 
 
-@dataclass(frozen=True)
-class RoundLayout:
-    """Offsets inside the block of one finished round (seats relative to the observer): first
-    what the observation shows of the last round (each seat's hand or "out", the call, who
-    called), then what only the information state keeps (starter, direction, bid table)."""
+class RoundLayout(Layout):
+    """One finished round, seats relative to the observer: what the observation shows of
+    the last round (each seat's hand, its last slot meaning "out"; the call; who called),
+    then, when ``whole``, what only the information state keeps (starter, direction, bid
+    table)."""
 
-    num_players: int
-    coins: int
-
-    @property
-    def hands(self) -> int:
-        return 0
-
-    @property
-    def call(self) -> int:
-        return self.num_players * (self.coins + 2)
-
-    @property
-    def caller(self) -> int:
-        return self.call + len(CALLS)
-
-    @property
-    def shown(self) -> int:
-        """Length of the part the observation shows (its ``last_round`` block)."""
-        return self.caller + self.num_players
-
-    @property
-    def starter(self) -> int:
-        return self.shown
-
-    @property
-    def direction(self) -> int:
-        return self.starter + self.num_players
-
-    @property
-    def bids(self) -> int:
-        return self.direction + 2
-
-    @property
-    def size(self) -> int:
-        return self.bids + self.num_players * self.coins * self.num_players
+    def __init__(self, num_players: int, coins: int, whole: bool = True) -> None:
+        n, c = num_players, coins
+        shown = [("hands", (n, c + 2)), ("call", len(CALLS)), ("caller", n)]
+        kept = [("starter", n), ("direction", len(DIRECTIONS)), ("bids", (n * c, n))]
+        super().__init__(shown + kept if whole else shown)
 
 
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Offsets of a Bid Spoof observation (seats relative to the observer; see ``bid_spoof_v0``)."""
+class ObservationLayout(Layout):
+    """A Bid Spoof observation (seats relative to the observer; see ``bid_spoof_v0``), and
+    in ``last_round`` the layout of its piece of that name. ``bids`` is the bid table:
+    for each bid 1..N*C, one-hot of the seat that made it."""
 
-    num_players: int
-    coins: int
-
-    @property
-    def coin_counts(self) -> int:
-        return self.num_players  # after the own-seat one-hot
-
-    @property
-    def starter(self) -> int:
-        return self.coin_counts + self.num_players * (self.coins + 1)
-
-    @property
-    def direction(self) -> int:
-        return self.starter + self.num_players
-
-    @property
-    def own_hold(self) -> int:
-        return self.direction + 2
-
-    @property
-    def bids(self) -> int:
-        """Bid table: for each bid 1..N*C, one-hot of the seat that made it."""
-        return self.own_hold + self.coins + 1
-
-    @property
-    def last_round(self) -> int:
-        """The previous round, shown: each seat's hand, the call and who made it."""
-        return self.bids + self.num_players * self.coins * self.num_players
-
-    @property
-    def round(self) -> RoundLayout:
-        return RoundLayout(self.num_players, self.coins)
-
-    @property
-    def size(self) -> int:
-        return self.last_round + self.round.shown
+    def __init__(self, num_players: int, coins: int) -> None:
+        n, c = num_players, coins
+        self.num_players, self.coins = n, c
+        self.last_round = RoundLayout(n, c, whole=False)
+        super().__init__(
+            [
+                ("seat", n),
+                ("coins", (n, c + 1)),
+                ("starter", n),
+                ("direction", len(DIRECTIONS)),
+                ("hold", c + 1),
+                ("bids", (n * c, n)),
+                ("last_round", self.last_round.size),
+            ]
+        )
 
 
-@dataclass(frozen=True)
-class InformationStateLayout:
-    """The perfect-recall information state: the observation, then one whole
-    :class:`RoundLayout` block per finished round, in order (zeros for rounds not played)."""
+class InformationStateLayout(Layout):
+    """The perfect-recall information state: the observation, then one whole round block
+    (``round``, a :class:`RoundLayout`) per finished round, in order, for up to ``rounds``
+    rounds (zeros for rounds not played)."""
 
-    observation: ObservationLayout
-    rounds: int  # the most rounds a game can have
-
-    def round(self, k: int) -> int:
-        """Offset of the block of the ``k``-th finished round (from 0)."""
-        return self.observation.size + k * self.observation.round.size
-
-    @property
-    def size(self) -> int:
-        return self.round(self.rounds)
+    def __init__(self, observation: ObservationLayout, rounds: int) -> None:
+        self.round = RoundLayout(observation.num_players, observation.coins)
+        super().__init__([("observation", observation.size), ("rounds", (rounds, self.round.size))])
 
 
 @dataclass(frozen=True)
@@ -202,7 +139,9 @@ class BidSpoofRules(Rules):
         self.max_rounds: int = self.params["max_rounds"]
         self.actions = ActionLayout(self.num_players, self.coins)
         self.layout = ObservationLayout(self.num_players, self.coins)
-        self.information_layout = InformationStateLayout(self.layout, 1 if self.objective == "round" else self.max_rounds)
+        self.information_layout = InformationStateLayout(
+            self.layout, 1 if self.objective == "round" else self.max_rounds
+        )
 
     @property
     def num_players(self) -> int:
@@ -229,10 +168,10 @@ class BidSpoofRules(Rules):
     def utility_range(self) -> tuple[float, float]:
         return (-1.0, 1.0)
 
-    def new_initial_state(self) -> "BidSpoofState":
+    def new_initial_state(self) -> BidSpoofState:
         return BidSpoofState(self)
 
-    def new_round_state(self, coins: tuple[int, ...], starter: int = 0) -> "BidSpoofState":
+    def new_round_state(self, coins: tuple[int, ...], starter: int = 0) -> BidSpoofState:
         """A state at the start of a round with these ``coins`` per player (0: out) and
         ``starter`` opening: how the exact solver reaches every round-state."""
         valid = (
@@ -259,7 +198,9 @@ class BidSpoofRules(Rules):
             return f"How many of your {state.coins[player]} coins do you hold? (0 to {state.coins[player]})"
         if kinds == {"direction"}:
             return "Which way does the bidding go? (clockwise / anticlockwise)"
-        options = [self.actions.decode(a)[1] for a in state.legal_actions(player) if self.actions.decode(a)[0] == "call"]
+        options = [
+            self.actions.decode(a)[1] for a in state.legal_actions(player) if self.actions.decode(a)[0] == "call"
+        ]
         bids = [self.actions.decode(a)[1] for a in state.legal_actions(player) if self.actions.decode(a)[0] == "bid"]
         raise_text = f"a bid from {bids[0]} to {bids[-1]}" if bids else "no higher bid is possible"
         return f"Your turn: {raise_text}, or {', '.join(options)}:"
@@ -276,7 +217,8 @@ class BidSpoofRules(Rules):
                 labels[str(value)[0]] = a  # c / a
         if word in labels:
             return labels[word]
-        raise ValueError(f"{text.strip()!r} is not allowed now; choose one of: {', '.join(k for k in labels if len(k) > 1 or k.isdigit())}")
+        allowed = ", ".join(k for k in labels if len(k) > 1 or k.isdigit())
+        raise ValueError(f"{text.strip()!r} is not allowed now; choose one of: {allowed}")
 
 
 class BidSpoofState(State):
@@ -289,8 +231,6 @@ class BidSpoofState(State):
         self.starter = 0
         self.history: list[BidSpoofRound] = []
         self._returns = [0.0] * n
-        self._over = False
-        self._truncated = False
         self._start_round()
 
     # ----------------------------------------------------------------- protocol
@@ -357,39 +297,35 @@ class BidSpoofState(State):
     def returns(self) -> list[float]:
         return list(self._returns)
 
-    def is_truncated(self) -> bool:
-        return self._truncated
-
-    def clone(self) -> "BidSpoofState":
+    def clone(self) -> BidSpoofState:
         return self._copy("coins", "holds", "bids", "history", "_returns")
 
     def observation_tensor(self, player: int) -> np.ndarray:
-        rules, layout = self.rules, self.rules.layout
-        n, c = rules.num_players, rules.coins
+        layout, n = self.rules.layout, self.rules.num_players
         rel = lambda p: (p - player) % n  # noqa: E731
-        obs = np.zeros(layout.size, dtype=np.float32)
-        obs[player] = 1.0
+        obs, views = layout.zeros()
+        views["seat"][player] = 1.0
         for p in range(n):
-            obs[layout.coin_counts + rel(p) * (c + 1) + self.coins[p]] = 1.0
+            views["coins"][rel(p), self.coins[p]] = 1.0
         if not self._over:
-            obs[layout.starter + rel(self.starter)] = 1.0
+            views["starter"][rel(self.starter)] = 1.0
             if self.direction is not None:
-                obs[layout.direction + (0 if self.direction == 1 else 1)] = 1.0
+                views["direction"][0 if self.direction == 1 else 1] = 1.0
             if self.holds[player] is not None:
-                obs[layout.own_hold + self.holds[player]] = 1.0
-            _write_bids(obs, layout.bids, self.bids, rel, n)
+                views["hold"][self.holds[player]] = 1.0
+            _write_bids(views["bids"], self.bids, rel)
         if self.history:
-            _write_round(obs, layout.last_round, self.history[-1], rel, layout.round, whole=False)
+            _write_round(layout.last_round.views(views["last_round"]), self.history[-1], rel)
         return obs
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         """The observation, then every finished round in full (:class:`InformationStateLayout`)."""
         layout = self.rules.information_layout
         rel = lambda p: (p - player) % self.rules.num_players  # noqa: E731
-        tensor = np.zeros(layout.size, dtype=np.float32)
-        tensor[: layout.observation.size] = self.observation_tensor(player)
+        tensor, views = layout.zeros()
+        views["observation"][:] = self.observation_tensor(player)
         for k, record in enumerate(self.history):
-            _write_round(tensor, layout.round(k), record, rel, layout.observation.round, whole=True)
+            _write_round(layout.round.views(views["rounds"][k]), record, rel)
         return tensor
 
     def information_state_string(self, player: int) -> str:
@@ -413,20 +349,25 @@ class BidSpoofState(State):
         return {"hold": f"Hold {value}", "bid": f"Bid {value}"}.get(kind, str(value).capitalize())
 
     def render(self, viewer: int | None = None) -> str:
-        name = (lambda p: "you" if p == viewer else f"player_{p}")  # noqa: E731
+        name = self._namer(viewer)
         lines = ["Coins: " + ", ".join(f"{name(p)} {c}" + ("" if c else " (out)") for p, c in enumerate(self.coins))]
         shown = self.history if self._over else self.history[-1:]
         for r in shown:
             hands = ", ".join(f"{name(p)} {h}" for p, h in enumerate(r.holds) if h is not None)
             bids = ", ".join(f"{name(p)} {b}" for p, b in r.bids) or "none"
-            lines.append(f"{'Round' if self._over else 'Last round'}: bids {bids}; {name(r.caller)} said {r.call}; hands {hands} (total {sum(h for h in r.holds if h is not None)})")
+            total = sum(h for h in r.holds if h is not None)
+            lines.append(
+                f"{'Round' if self._over else 'Last round'}: bids {bids}; {name(r.caller)} said {r.call}; "
+                f"hands {hands} (total {total})"
+            )
         if self._over:
             if self._truncated:
                 lines.append(f"Stopped after max_rounds={self.rules.max_rounds} rounds: a draw.")
             lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+.3g}" for p, r in enumerate(self._returns)))
             return "\n".join(lines)
         way = {None: "", 1: ", clockwise", -1: ", anticlockwise"}[self.direction if len(self.active()) > 2 else None]
-        lines.append(f"Round {len(self.history) + 1}: {name(self.starter)} {'start' if self.starter == viewer else 'starts'}{way}")
+        verb = "start" if self.starter == viewer else "starts"
+        lines.append(f"Round {len(self.history) + 1}: {name(self.starter)} {verb}{way}")
         if viewer is not None and self.holds[viewer] is not None:
             lines.append(f"You hold {self.holds[viewer]}")
         if self.bids:
@@ -471,7 +412,9 @@ class BidSpoofState(State):
             else:
                 change[caller] = -1
         self.history.append(
-            BidSpoofRound(self.starter, self.direction or 1, tuple(self.holds), tuple(self.bids), call, caller, tuple(change))
+            BidSpoofRound(
+                self.starter, self.direction or 1, tuple(self.holds), tuple(self.bids), call, caller, tuple(change)
+            )
         )
         self.coins = [c + d for c, d in zip(self.coins, change)]
         n = self.rules.num_players
@@ -486,32 +429,27 @@ class BidSpoofState(State):
             self._finish([1.0 if p == active[0] else -1.0 / (n - 1) for p in range(n)])
             return
         if len(self.history) >= self.rules.max_rounds:
-            self._truncated = True
-            self._finish([0.0] * n)
+            self._finish([0.0] * n, truncated=True)
             return
         # The designated starter opens or, if they are out, the next player still in (clockwise).
         self.starter = next(p for p in [(starter + k) % n for k in range(n)] if self.coins[p] > 0)
         self._start_round()
 
-    def _finish(self, returns: list[float]) -> None:
-        self._over = True
-        self._returns = returns
 
-
-def _write_bids(buf: np.ndarray, at: int, bids: Sequence[tuple[int, int]], rel: Callable[[int], int], n: int) -> None:
-    """The bid table at ``at``: for each bid value, one-hot of the (relative) seat that bid it."""
+def _write_bids(table: np.ndarray, bids: Sequence[tuple[int, int]], rel: Callable[[int], int]) -> None:
+    """A bid table's views: for each bid value, one-hot of the (relative) seat that bid it."""
     for bidder, bid in bids:
-        buf[at + (bid - 1) * n + rel(bidder)] = 1.0
+        table[bid - 1, rel(bidder)] = 1.0
 
 
-def _write_round(buf: np.ndarray, at: int, record: BidSpoofRound, rel: Callable[[int], int], layout: RoundLayout, whole: bool) -> None:
-    """One finished round at ``at``: the part the observation shows, and with ``whole`` the rest."""
-    c = layout.coins
+def _write_round(views: Views, record: BidSpoofRound, rel: Callable[[int], int]) -> None:
+    """One finished round into the views of a :class:`RoundLayout`: the part the observation
+    shows, and the rest when the layout is the whole round."""
     for p, hold in enumerate(record.holds):
-        buf[at + layout.hands + rel(p) * (c + 2) + (c + 1 if hold is None else hold)] = 1.0
-    buf[at + layout.call + CALLS.index(record.call)] = 1.0
-    buf[at + layout.caller + rel(record.caller)] = 1.0
-    if whole:
-        buf[at + layout.starter + rel(record.starter)] = 1.0
-        buf[at + layout.direction + (0 if record.direction == 1 else 1)] = 1.0
-        _write_bids(buf, at + layout.bids, record.bids, rel, layout.num_players)
+        views["hands"][rel(p), -1 if hold is None else hold] = 1.0
+    views["call"][CALLS.index(record.call)] = 1.0
+    views["caller"][rel(record.caller)] = 1.0
+    if "starter" in views:
+        views["starter"][rel(record.starter)] = 1.0
+        views["direction"][0 if record.direction == 1 else 1] = 1.0
+        _write_bids(views["bids"], record.bids, rel)

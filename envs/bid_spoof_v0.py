@@ -122,8 +122,9 @@ Its length (`rules.information_state_size`) is the observation's plus
 
 from __future__ import annotations
 
-from hiddenhand.envs.bid_spoof import BidSpoofRules
+from hiddenhand.envs.bid_spoof import OBJECTIVES, ZERO_CALLS, BidSpoofRules
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
+from hiddenhand.registry import Benchmark, Exact, Game, Option, Solver
 
 
 class raw_env(RulesAECEnv):
@@ -139,3 +140,49 @@ class raw_env(RulesAECEnv):
 
 
 env, _ = env_factories(raw_env)
+
+
+def _two_players(rules: BidSpoofRules) -> bool:
+    return rules.num_players == 2
+
+
+def _one_round_of_two(rules: BidSpoofRules) -> bool:
+    return rules.num_players == 2 and rules.params["objective"] == "round"
+
+
+GAME = Game(
+    name="bid_spoof",
+    env=raw_env,
+    title="Bid Spoof",
+    options={
+        "num_players": Option("number of players, 2 to 8", flag="--players"),
+        "coins": Option("starting coins, also the most after a cliff, 1 to 5"),
+        "zero_call": Option(
+            "when zero may be said: only to open a round, or by anyone who has not bid in it", choices=ZERO_CALLS
+        ),
+        "objective": Option("the whole game, or one round scored by the coins it moves", choices=OBJECTIVES),
+        "max_rounds": Option("stop the game as a draw after this many rounds"),
+    },
+    agents={
+        "heuristic": "hiddenhand.agents.bid_spoof:BidSpoofHeuristic",
+        "equilibrium": "hiddenhand.agents.bid_spoof:BidSpoofEquilibriumAgent",
+    },
+    heuristics=("random", "heuristic"),
+    opponent="heuristic",
+    exploitability=Exact("hiddenhand.openspiel:exploitability", _one_round_of_two, "one round of two players"),
+    solver=Solver(
+        "hiddenhand.solvers.bid_spoof:report",
+        _two_players,
+        "two players",
+        parameters=("coins", "zero_call"),
+        defaults={"num_players": 2},
+        description="Solve two-player Bid Spoof exactly for every round-state (coins of the round's starter, coins "
+        "of the other) up to COINS each, and print the starter's probability of winning the game from each, then "
+        "the starter's equilibrium opening from COINS each: the hand held, and for each hand the opening move. "
+        "A few seconds at 3 coins.",
+    ),
+    benchmark=(
+        Benchmark({"num_players": 2, "coins": 3, "objective": "round"}),
+        Benchmark({"num_players": 3, "coins": 2, "objective": "round"}, lineup=("heuristic", "random"), cfr=True),
+    ),
+)

@@ -9,14 +9,16 @@ cards and questions in :mod:`.egghead_deck`; this module plays the game over the
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
-from hiddenhand.envs.egghead_deck import Hands, Question, parse_deck, split_list
+from hiddenhand.envs.egghead_deck import Hands, parse_deck, split_list
 from hiddenhand.envs.egghead_knowledge import MAX_PLAYERS, MIN_PLAYERS, Knowledge
+from hiddenhand.layout import ActionCodec, Layout, Views
 from hiddenhand.validation import check_bool, check_choice, check_int
 
 __all__ = ["EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
@@ -55,7 +57,11 @@ def parse_analysts(spec: Any, num_players: int) -> tuple[str, frozenset[int]]:
     for i in ids if ids is not None else [None]:
         if isinstance(i, str) and i.strip().isdecimal():
             i = int(i)
-        if not isinstance(i, (numbers.Integral, np.integer)) or isinstance(i, (bool, np.bool_)) or not 0 <= i < num_players:
+        if (
+            not isinstance(i, (numbers.Integral, np.integer))
+            or isinstance(i, (bool, np.bool_))
+            or not 0 <= i < num_players
+        ):
             raise ValueError(f"analysts={spec!r}: use {allowed}")
         players.add(int(i))
     found = frozenset(players)
@@ -64,89 +70,55 @@ def parse_analysts(spec: Any, num_players: int) -> tuple[str, frozenset[int]]:
     return (",".join(map(str, sorted(found))) or "none"), found
 
 
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Offsets of the sections of an EggHead observation (see ``egghead_v0``)."""
+class ObservationLayout(Layout):
+    """An EggHead observation (see ``egghead_v0``), with the layouts of one event of its
+    window (``event``) and of one seat's part of a reaction phase (``seat_block``).
 
-    num_players: int
-    num_hands: int
-    deck_size: int
-    valids: bool
+    An event: its kind (answer, reaction phase), the question, the answer, the moderator,
+    then per seat the reaction (none, pass, call) and the hand a caller showed. The valids
+    masks are there only when ``valids``.
+    """
 
-    @property
-    def seat(self) -> int:
-        return 0
-
-    @property
-    def moderator(self) -> int:
-        return self.num_players
-
-    @property
-    def scores(self) -> int:
-        return self.moderator + self.num_players + 1
-
-    @property
-    def hands(self) -> int:
-        return self.scores + self.num_players
-
-    @property
-    def naive_valids(self) -> int:
-        return self.hands + (self.num_players - 1) * self.num_hands
-
-    @property
-    def valids_mask(self) -> int:
-        return self.naive_valids + self.num_hands
-
-    @property
-    def events(self) -> int:
-        return self.naive_valids + (2 * self.num_hands if self.valids else 0)
-
-    # One event block: kind (answer, reactions), question, answer, moderator, then per seat
-    # the reaction (none, pass, call) and the hand a caller showed.
-    @property
-    def event_question(self) -> int:
-        return 2
-
-    @property
-    def event_answer(self) -> int:
-        return 2 + self.deck_size
-
-    @property
-    def event_moderator(self) -> int:
-        return self.event_answer + 1
-
-    @property
-    def event_reactions(self) -> int:
-        return self.event_moderator + self.num_players + 1
-
-    @property
-    def seat_block(self) -> int:
-        return 3 + self.num_hands
-
-    @property
-    def event_size(self) -> int:
-        return self.event_reactions + self.num_players * self.seat_block
-
-    @property
-    def size(self) -> int:
-        return self.events + EVENTS * self.event_size
+    def __init__(self, num_players: int, num_hands: int, deck_size: int, valids: bool) -> None:
+        p, h = num_players, num_hands
+        self.num_players, self.valids = p, valids
+        self.seat_block = Layout([("reaction", 3), ("shown", h)])
+        self.event = Layout(
+            [
+                ("kind", 2),
+                ("question", deck_size),
+                ("answer", ()),
+                ("moderator", p + 1),
+                ("seats", (p, self.seat_block.size)),
+            ]
+        )
+        super().__init__(
+            [
+                ("seat", p),
+                ("moderator", p + 1),
+                ("scores", p),
+                ("hands", (p - 1, h)),
+                *([("naive_valids", h), ("valids_mask", h)] if valids else []),
+                ("events", (EVENTS, self.event.size)),
+            ]
+        )
 
 
-@dataclass(frozen=True)
-class InformationStateLayout:
-    """Offsets of the perfect-recall information state (``information_state_tensor``): the
+class InformationStateLayout(Layout):
+    """The perfect-recall information state (``information_state_tensor``): the
     observation, then one slot per event of the whole game in order (zeros past the last),
     then the state of the current phase. Seats are relative to the player, as in the
     observation. Small integers are scaled into [0, 1] by a fixed divisor, so distinct
     values stay distinct floats.
 
-    An event slot holds ``num_players + 2`` floats:
+    An event slot holds ``num_players + 2`` floats, read through ``answer`` (its first four)
+    or ``phase`` (all of them) by its kind:
 
-    - ``[0]`` kind: 0 no event (yet), 0.5 an answer, 1 a reaction phase;
-    - an answer: ``[1]`` (question + 1) / D, ``[2]`` answer / (P x cards x values),
-      ``[3]`` moderator: 0 external, else (seat + 1) / P;
-    - a reaction phase: ``[1 + seat]`` that seat's reaction, 0 none (the moderator),
-      1 pass, 2 + i a call that showed hand i, over H + 1; ``[P + 1]`` the hand the
+    - ``kind``: 0 no event (yet), 0.5 an answer, 1 a reaction phase;
+    - an answer: ``question`` (question + 1) / D, ``answer`` answer / (P x cards x values),
+      ``moderator``: 0 external, else (seat + 1) / P;
+    - a reaction phase: ``reactions[seat]`` that seat's reaction, 0 none (the moderator),
+      1 pass, 2 + i a call that showed hand i, over H + 1; ``own_call`` the hand the
       player called themselves, (1 + i) / H (0 if they did not call).
 
     The tail: how many seats have reacted in the current phase (over P), the player's own
@@ -154,32 +126,18 @@ class InformationStateLayout:
     the one they hold, over H + 1), and 1 while the player waits for a new hand.
     """
 
-    observation: ObservationLayout
-    slots: int  # the most events a game can have: max_questions x (1 + max_phases)
-
-    @property
-    def slot_size(self) -> int:
-        return self.observation.num_players + 2
-
-    def slot(self, k: int) -> int:
-        """Offset of the ``k``-th event (from 0)."""
-        return self.observation.size + k * self.slot_size
-
-    @property
-    def reacted(self) -> int:
-        return self.slot(self.slots)
-
-    @property
-    def own_reaction(self) -> int:
-        return self.reacted + 1
-
-    @property
-    def awaiting_hand(self) -> int:
-        return self.reacted + 2
-
-    @property
-    def size(self) -> int:
-        return self.reacted + 3
+    def __init__(self, observation: ObservationLayout, slots: int) -> None:
+        self.answer = Layout([("kind", ()), ("question", ()), ("answer", ()), ("moderator", ())])
+        self.phase = Layout([("kind", ()), ("reactions", observation.num_players), ("own_call", ())])
+        super().__init__(
+            [
+                ("observation", observation.size),
+                ("events", (slots, self.phase.size)),  # slots: the most events a game can have
+                ("reacted", ()),
+                ("own_reaction", ()),
+                ("awaiting_hand", ()),
+            ]
+        )
 
 
 @dataclass(frozen=True)
@@ -243,6 +201,7 @@ class EggHeadRules(Rules):
             )
         self.layout = ObservationLayout(p["num_players"], len(self.hands), len(self.deck), p["valids_in_observation"])
         self.information_layout = InformationStateLayout(self.layout, p["max_questions"] * (1 + p["max_phases"]))
+        self.actions = ActionCodec([("pass", 1), ("call", len(self.hands))])  # a call's value: the hand's index
         self.answer_scale = float(p["num_players"] * p["cards_per_player"] * p["num_values"])
         self.utility_sum = 0.0
 
@@ -264,7 +223,7 @@ class EggHeadRules(Rules):
 
     @property
     def num_actions(self) -> int:
-        return len(self.hands) + 1
+        return self.actions.size
 
     @property
     def observation_size(self) -> int:
@@ -286,12 +245,17 @@ class EggHeadRules(Rules):
     def utility_range(self) -> tuple[float, float]:
         return (-1.0, 1.0)
 
-    def new_initial_state(self) -> "EggHeadState":
+    def new_initial_state(self) -> EggHeadState:
         return EggHeadState(self)
 
     def call_action(self, hand) -> int:
-        """The action that calls ``hand`` (0 passes)."""
-        return 1 + self.hands.of(hand)
+        """The action that calls ``hand``, its values in any order."""
+        return self.actions.encode("call", self.hands.of(hand))
+
+    def called_hand(self, action: int) -> tuple[int, ...] | None:
+        """The hand that ``action`` calls; ``None`` for a pass."""
+        kind, index = self.actions.decode(action)
+        return self.hands.tuples[index] if kind == "call" else None
 
     def prompt(self, state: State, player: int) -> str:
         return "Pass (0 or Enter), or call your hand, e.g. 1 2 2:"
@@ -300,7 +264,7 @@ class EggHeadRules(Rules):
         """Empty, 0 or "pass" passes; values such as "1 2 2" or "122" call that hand."""
         word = text.strip().lower()
         if word in ("", "0", "pass", "p"):
-            return 0
+            return self.actions.encode("pass", 0)
         digits = [int(ch) for ch in word if ch.isdigit()]
         try:
             return self.call_action(digits)
@@ -319,7 +283,9 @@ class EggHeadState(State):
     def __init__(self, rules: EggHeadRules) -> None:
         self.rules = rules
         n = rules.num_players
-        self.knowledge = Knowledge(n, rules.params["cards_per_player"], rules.params["num_values"], rules.analysts, rules.deck)
+        self.knowledge = Knowledge(
+            n, rules.params["cards_per_player"], rules.params["num_values"], rules.analysts, rules.deck
+        )
         self.hands: list[int | None] = [None] * n
         self.scores = [0] * n
         self.events: list[Event] = []
@@ -332,17 +298,16 @@ class EggHeadState(State):
         self._to_deal = list(range(n))
         self._player = CHANCE
         self._returns = [0.0] * n
-        self._truncated = False
 
     # ----------------------------------------------------------------- protocol
     def current_player(self) -> int:
-        return self._player
+        return TERMINAL if self._over else self._player
 
     def _reactors(self) -> list[int]:
         return [p for p in range(self.rules.num_players) if p != self.moderator]
 
     def legal_actions(self, player: int | None = None) -> list[int]:
-        mover = self._player
+        mover = self.current_player()
         if player is None:
             player = mover
         if mover == CHANCE:
@@ -352,10 +317,10 @@ class EggHeadState(State):
         return list(range(self.rules.num_actions))
 
     def _still_to_react(self, player: int) -> bool:
-        return player in self._reactors() and player >= len(self.reactions) and self._player != CHANCE
+        return player in self._reactors() and player >= len(self.reactions) and self.current_player() >= 0
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self._player != CHANCE:
+        if self.current_player() != CHANCE:
             return []
         if self._to_deal:
             return [(h, float(p)) for h, p in enumerate(self.rules.hands.probabilities)]
@@ -363,7 +328,7 @@ class EggHeadState(State):
         return [(q, 1.0 / d) for q in range(d)]
 
     def apply(self, action: int) -> None:
-        player = self._player
+        player = self.current_player()
         legal = self.legal_actions()
         if action not in legal:
             raise self._illegal(action, legal)
@@ -385,10 +350,7 @@ class EggHeadState(State):
     def returns(self) -> list[float]:
         return list(self._returns)
 
-    def is_truncated(self) -> bool:
-        return self._truncated
-
-    def clone(self) -> "EggHeadState":
+    def clone(self) -> EggHeadState:
         other = self._copy("hands", "scores", "events", "dealt_at", "reactions", "_to_deal", "_returns")
         other.knowledge = self.knowledge.copy()
         return other
@@ -408,68 +370,72 @@ class EggHeadState(State):
 
     def observation_tensor(self, player: int) -> np.ndarray:
         rules, layout = self.rules, self.rules.layout
-        n, h = rules.num_players, len(rules.hands)
-        obs = np.zeros(layout.size, dtype=np.float32)
-        obs[layout.seat + player] = 1.0
-        obs[layout.moderator + (n if self.moderator is None else (self.moderator - player) % n)] = 1.0
+        n = rules.num_players
+        obs, views = layout.zeros()
+        views["seat"][player] = 1.0
+        views["moderator"][n if self.moderator is None else (self.moderator - player) % n] = 1.0
         for rel in range(n):
             p = (player + rel) % n
-            obs[layout.scores + rel] = self.scores[p] / rules.params["target_score"]
+            views["scores"][rel] = self.scores[p] / rules.params["target_score"]
             if rel and self.hands[p] is not None:
-                obs[layout.hands + (rel - 1) * h + self.hands[p]] = 1.0
+                views["hands"][rel - 1, self.hands[p]] = 1.0
         if layout.valids and None not in self.hands:
-            hands = rules.hands
-            for offset, found in ((layout.naive_valids, self.knowledge.naive_valids(player, self.deal())), (layout.valids_mask, self.valids(player))):
-                obs[offset + np.array([hands.index[v] for v in found], dtype=np.intp)] = 1.0
-        recent = self.events[self.dealt_at[player] :][-EVENTS:]
-        for k, event in enumerate(recent):
-            self._encode_event(obs, layout.events + k * layout.event_size, event, player)
+            deal = self.deal()
+            masks = {"naive_valids": self.knowledge.naive_valids(player, deal), "valids_mask": self.valids(player)}
+            for name, found in masks.items():
+                views[name][np.array([rules.hands.index[v] for v in found], dtype=np.intp)] = 1.0
+        events = layout.event.views(views["events"])  # each piece with a leading event index
+        seats = layout.seat_block.views(events["seats"])  # and a seat index
+        for k, event in enumerate(self.events[self.dealt_at[player] :][-EVENTS:]):
+            self._encode_event(events, seats, k, event, player)
         return obs
 
-    def _encode_event(self, obs: np.ndarray, base: int, event: Event, player: int) -> None:
-        layout, n = self.rules.layout, self.rules.num_players
+    def _encode_event(self, events: Views, seats: Views, k: int, event: Event, player: int) -> None:
+        """Event ``k`` of the observation's window, into the views of every event and of their seats."""
+        n = self.rules.num_players
         if event.question is not None:
-            obs[base] = 1.0
-            obs[base + layout.event_question + event.question] = 1.0
-            obs[base + layout.event_answer] = event.answer / self.rules.answer_scale
-            obs[base + layout.event_moderator + (n if event.moderator is None else (event.moderator - player) % n)] = 1.0
+            events["kind"][k, 0] = 1.0
+            events["question"][k, event.question] = 1.0
+            events["answer"][k] = event.answer / self.rules.answer_scale
+            events["moderator"][k, n if event.moderator is None else (event.moderator - player) % n] = 1.0
             return
-        obs[base + 1] = 1.0
+        events["kind"][k, 1] = 1.0
         for rel in range(n):
             p = (player + rel) % n
-            seat = base + layout.event_reactions + rel * layout.seat_block
             reaction = event.reactions[p]
-            obs[seat + (0 if reaction is None else 1 if reaction == 0 else 2)] = 1.0
+            seats["reaction"][k, rel, 0 if reaction is None else 1 if reaction == 0 else 2] = 1.0
             if event.shown[p] is not None:
-                obs[seat + 3 + event.shown[p]] = 1.0
+                seats["shown"][k, rel, event.shown[p]] = 1.0
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         """The observation, then every event of the game and the current phase
         (:class:`InformationStateLayout`): exactly what :meth:`information_state_string` says."""
         rules, layout = self.rules, self.rules.information_layout
         n, h = rules.num_players, len(rules.hands)
-        tensor = np.zeros(layout.size, dtype=np.float32)
-        tensor[: layout.observation.size] = self.observation_tensor(player)
+        tensor, views = layout.zeros()
+        views["observation"][:] = self.observation_tensor(player)
+        answers = layout.answer.views(views["events"][:, : layout.answer.size])  # by event index, as below
+        phases = layout.phase.views(views["events"])
         seat_scale, deck_size = float(h + 1), float(len(rules.deck))
         for k, event in enumerate(self.events):
-            base = layout.slot(k)
             if event.question is not None:
-                tensor[base] = 0.5
-                tensor[base + 1] = (event.question + 1) / deck_size
-                tensor[base + 2] = event.answer / rules.answer_scale
-                tensor[base + 3] = 0.0 if event.moderator is None else ((event.moderator - player) % n + 1) / n
+                answers["kind"][k] = 0.5
+                answers["question"][k] = (event.question + 1) / deck_size
+                answers["answer"][k] = event.answer / rules.answer_scale
+                answers["moderator"][k] = 0.0 if event.moderator is None else ((event.moderator - player) % n + 1) / n
                 continue
-            tensor[base] = 1.0
+            phases["kind"][k] = 1.0
             for rel in range(n):
                 p = (player + rel) % n
-                tensor[base + 1 + rel] = _reaction_code(event.reactions[p], event.shown[p]) / seat_scale
+                phases["reactions"][k, rel] = _reaction_code(event.reactions[p], event.shown[p]) / seat_scale
             if event.reactions[player]:
-                tensor[base + 1 + n] = event.reactions[player] / float(h)
+                phases["own_call"][k] = event.reactions[player] / float(h)  # the action: 1 + the hand called
         if self.reactions:
-            tensor[layout.reacted] = len(self.reactions) / n
+            views["reacted"][...] = len(self.reactions) / n
             own = self.reactions[player] if player < len(self.reactions) else None
-            tensor[layout.own_reaction] = (0 if own is None else 1 + own) / seat_scale  # 1 + own: 1 pass, 2 + i called i
-        tensor[layout.awaiting_hand] = float(player in self._to_deal)
+            # 1 + own: 1 pass, 2 + i called i
+            views["own_reaction"][...] = (0 if own is None else 1 + own) / seat_scale
+        views["awaiting_hand"][...] = float(player in self._to_deal)
         return tensor
 
     def information_state_string(self, player: int) -> str:
@@ -487,7 +453,8 @@ class EggHeadState(State):
             reacted = f"reacted {len(self.reactions)}"
             if player < len(self.reactions) and self.reactions[player] is not None:
                 own = self.reactions[player]
-                reacted += f", you {'passed' if own == 0 else f'called {hands[own - 1]}'}"
+                called = self.rules.called_hand(own)
+                reacted += f", you {f'called {called}' if called else 'passed'}"
             parts.append(reacted)
         if player in self._to_deal:
             parts.append("your hand is being dealt")  # (the observation's event window restarts)
@@ -503,7 +470,7 @@ class EggHeadState(State):
                 continue
             text = f"p{p}:{'call ' + str(hands[s]) if s is not None else 'pass'}"
             if p == player and r:
-                text += f" named {hands[r - 1]}"  # the others do not learn what a caller named
+                text += f" named {self.rules.called_hand(r)}"  # the others do not learn what a caller named
             said.append(text)
         return f"react {','.join(said)}"
 
@@ -512,29 +479,37 @@ class EggHeadState(State):
             if self._to_deal:
                 return f"Deal {self.rules.hands.tuples[action]}"
             return f"Ask {self.rules.deck[action].id}"
-        return "Pass" if action == 0 else f"Call {self.rules.hands.tuples[action - 1]}"
+        called = self.rules.called_hand(action)
+        return f"Call {called}" if called else "Pass"
 
     def render(self, viewer: int | None = None) -> str:
         rules, hands = self.rules, self.rules.hands.tuples
-        name = (lambda p: "you" if p == viewer else f"player_{p}")  # noqa: E731
-        lines = [f"Question {self.questions} · scores: " + ", ".join(f"{name(p)} {s}" for p, s in enumerate(self.scores))]
+        name = self._namer(viewer)
+        lines = [
+            f"Question {self.questions} · scores: " + ", ".join(f"{name(p)} {s}" for p, s in enumerate(self.scores))
+        ]
         for event in self.events[-3:]:
             if event.question is not None:
                 who = "the moderator" if event.moderator is None else name(event.moderator)
                 lines.append(f"{who} asked: {rules.deck[event.question].text} Answer: {event.answer}")
             else:
-                said = [f"{name(p)} {'passed' if r == 0 else f'called {hands[r - 1]} (held {hands[event.shown[p]]})'}" for p, r in enumerate(event.reactions) if r is not None]
+                said = []
+                for p, r in enumerate(event.reactions):
+                    if r is not None:
+                        called = rules.called_hand(r)
+                        held = f" (held {hands[event.shown[p]]})" if called else ""
+                        said.append(f"{name(p)} {f'called {called}' if called else 'passed'}{held}")
                 lines.append("Reactions: " + "; ".join(said))
         for p in range(rules.num_players):
             if self.hands[p] is None:
                 continue
             shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
             lines.append(f"{name(p)}: {shown}")
-        if viewer is not None and None not in self.hands and self._player != TERMINAL:
+        if viewer is not None and None not in self.hands and not self._over:
             valids = self.valids(viewer)
             listed = ": " + " ".join("".join(map(str, v)) for v in valids) if len(valids) <= 10 else ""
             lines.append(f"Hands you still consider possible: {len(valids)}{listed}")
-        if self._player == TERMINAL:
+        if self._over:
             lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
         return "\n".join(lines)
 
@@ -552,8 +527,7 @@ class EggHeadState(State):
 
     def _next_round(self) -> None:
         if self.questions >= self.rules.params["max_questions"]:
-            self._truncated = True
-            self._finish([0.0] * self.rules.num_players)
+            self._finish([0.0] * self.rules.num_players, truncated=True)
             return
         self._player = CHANCE
 
@@ -578,13 +552,13 @@ class EggHeadState(State):
 
     def _resolve_reactions(self) -> None:
         reactions = self.reactions
-        called = {p: r != 0 for p, r in enumerate(reactions) if r is not None}
+        called = {p: self.rules.called_hand(r) is not None for p, r in enumerate(reactions) if r is not None}
         changed = self.knowledge.announce_reactions(called)
         callers = [p for p, c in called.items() if c]
         shown = [None] * self.rules.num_players
         for p in callers:
             shown[p] = self.hands[p]
-            if reactions[p] - 1 == self.hands[p]:
+            if self.rules.called_hand(reactions[p]) == self.hand(p):
                 self.scores[p] += 1
             self.knowledge.reveal_solution(p, self.hand(p))
         self.events.append(Event(reactions=tuple(reactions), shown=tuple(shown)))
@@ -592,9 +566,11 @@ class EggHeadState(State):
         target = self.rules.params["target_score"]
         winners = [p for p, s in enumerate(self.scores) if s >= target]
         if winners:
-            losers = self.rules.num_players - len(winners)
+            n = self.rules.num_players
+            losers = n - len(winners)
             # Winners share +1 and losers -1; when everyone reaches the target at once, nobody wins.
-            self._finish([(1.0 / len(winners) if p in winners else -1.0 / losers) if losers else 0.0 for p in range(self.rules.num_players)])
+            shares = [1.0 / len(winners) if p in winners else -1.0 / losers for p in range(n)] if losers else [0.0] * n
+            self._finish(shares)
             return
         self.round_changed = changed or bool(callers)
         if callers:
@@ -604,8 +580,3 @@ class EggHeadState(State):
             self._start_phase()
         else:
             self._next_round()
-
-    def _finish(self, returns: list[float]) -> None:
-        self._player = TERMINAL
-        self._returns = returns
-

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,10 @@ class Hands:
         # Chance of each hand when every card is drawn uniformly and independently.
         draws = num_values**cards_per_player
         self.probabilities = np.array(
-            [math.factorial(cards_per_player) / math.prod(math.factorial(int(c)) for c in row) / draws for row in self.counts]
+            [
+                math.factorial(cards_per_player) / math.prod(math.factorial(int(c)) for c in row) / draws
+                for row in self.counts
+            ]
         )
 
     def __len__(self) -> int:

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from math import comb
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -116,7 +116,8 @@ class Knowledge:
             raise ValueError(
                 f"num_players={num_players!r} is not supported; allowed: {MIN_PLAYERS} to {MAX_PLAYERS}. "
                 f"The table holds every deal: {h}^{num_players} = {float(h) ** num_players:.3g} of them "
-                f"(one byte each, twice), and {h}^{MAX_PLAYERS + 1} = {float(h) ** (MAX_PLAYERS + 1):.3g} do not fit in memory"
+                f"(one byte each, twice), and {h}^{MAX_PLAYERS + 1} = {float(h) ** (MAX_PLAYERS + 1):.3g} "
+                "do not fit in memory"
             )
         self.num_players = num_players
         self.analysts = frozenset(range(num_players) if analysts is None else analysts)
@@ -126,7 +127,7 @@ class Knowledge:
         self.public = np.ones((h,) * num_players, dtype=bool)
         self.naive = np.ones((h,) * num_players, dtype=bool)
 
-    def copy(self) -> "Knowledge":
+    def copy(self) -> Knowledge:
         """An independent copy that shares the tables: every update replaces a table rather
         than writing into it, so sharing is safe, and a game state clones without copying
         tens of megabytes (OpenSpiel's algorithms and tree searches clone at every step)."""

@@ -47,7 +47,7 @@ phase share the win (ties are possible).
 - `moderator`: `"external"`, a non-playing moderator who sees every hand (the study's
   setup); `"rotating"`: player k moderates question k (modulo the number of players),
   answers about the hands they see and does not react that round.
-- `deck`: `"standard"` (30 questions for six values, listed in the README), or a subset
+- `deck`: `"standard"` (30 questions for six values, listed in docs/egghead.md), or a subset
   of its question ids, in the order they are numbered as chance outcomes: a list
   (`["missing_values", "total"]`) or a string separated by commas or semicolons
   (`"missing_values,total"`). Repeated ids count once; the whole deck in its own order
@@ -138,8 +138,9 @@ equal tensors exactly when they give equal information-state strings.
 
 from __future__ import annotations
 
-from hiddenhand.envs.egghead import EggHeadRules
+from hiddenhand.envs.egghead import MODERATORS, EggHeadRules
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
+from hiddenhand.registry import Benchmark, Game, Option
 
 
 class raw_env(RulesAECEnv):
@@ -147,9 +148,24 @@ class raw_env(RulesAECEnv):
 
     rules_class = EggHeadRules
     configurations = {
-        "tiny": {"num_players": 3, "cards_per_player": 1, "num_values": 2, "target_score": 1, "max_questions": 1, "deck": "total", "max_phases": 1},
+        "tiny": {
+            "num_players": 3,
+            "cards_per_player": 1,
+            "num_values": 2,
+            "target_score": 1,
+            "max_questions": 1,
+            "deck": "total",
+            "max_phases": 1,
+        },
         "small": {"num_players": 3, "cards_per_player": 1, "num_values": 3, "target_score": 3, "analysts": "0;2"},
-        "rotating": {"num_players": 3, "cards_per_player": 2, "num_values": 3, "target_score": 2, "moderator": "rotating", "valids_in_observation": True},
+        "rotating": {
+            "num_players": 3,
+            "cards_per_player": 2,
+            "num_values": 3,
+            "target_score": 2,
+            "moderator": "rotating",
+            "valids_in_observation": True,
+        },
     }
     too_large_for_random_sim = {
         "default": "a random four-player game runs to thousands of steps and OpenSpiel's random_sim_test keeps "
@@ -159,3 +175,49 @@ class raw_env(RulesAECEnv):
 
 
 env, _ = env_factories(raw_env)
+
+
+def seated(rules: EggHeadRules, names: tuple[str, ...]) -> EggHeadRules:
+    """The rules for one seating of named agents: the public model must know which seats
+    analyse behaviour to read everyone's reactions right."""
+    analysts = ";".join(str(seat) for seat, name in enumerate(names) if name == "analyst") or "none"
+    return EggHeadRules(**{**rules.params, "analysts": analysts})
+
+
+GAME = Game(
+    name="egghead",
+    env=raw_env,
+    title="EggHead",
+    options={
+        "num_players": Option("number of players, 3 to 5", flag="--players"),
+        "cards_per_player": Option("cards per player", flag="--cards"),
+        "num_values": Option("card values 1..VALUES", flag="--values"),
+        "target_score": Option("points that win", flag="--target"),
+        "moderator": Option("a non-playing moderator, or the players in turn", choices=MODERATORS),
+        "deck": Option("'standard', 'total', or question ids separated by ';' or ','"),
+        "max_questions": Option("stop the game as a draw after this many questions"),
+        "valids_in_observation": Option(
+            "put the valids masks in the observation (the computer players need them, so the command line "
+            "turns them on)"
+        ),
+        "analysts": Option("players the public model treats as behavioural analysts: all, none or ids such as 0;2"),
+        "max_phases": Option("reaction phases per question before the question is dropped, 1 to 10"),
+    },
+    agents={
+        "naive": "hiddenhand.agents.egghead:NaiveDeducer",
+        "analyst": "hiddenhand.agents.egghead:BehaviouralAnalyst",
+    },
+    heuristics=("random", "naive", "analyst"),
+    opponent="analyst",
+    seated=seated,
+    command_line_defaults={"valids_in_observation": True},
+    benchmark=(
+        Benchmark(
+            {"num_players": 3, "target_score": 10, "valids_in_observation": True},
+            lineup=("analyst", "naive", "naive"),
+            small={"target_score": 5},
+            games_scale=1 / 3,
+            title="EggHead, 3 players, one analyst",
+        ),
+    ),
+)

@@ -12,9 +12,12 @@ cost more than the rest of a step.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+
 import numpy as np
 
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
+from hiddenhand.layout import ActionCodec, Layout
 from hiddenhand.validation import check_bool, check_choice, check_int
 
 PRIZE_ORDERS = ("random", "ascending", "descending")
@@ -22,9 +25,9 @@ SCORINGS = ("point_difference", "win_loss", "total_points")
 FACE_NAMES = {"a": 1, "j": 11, "q": 12, "k": 13}
 
 
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Offsets of the sections of a Goofspiel observation vector (see ``goofspiel_v0``).
+class ObservationLayout(Layout):
+    """A Goofspiel observation vector (see ``goofspiel_v0``): its pieces, in order, and in
+    ``round`` the pieces of one block of its history.
 
     Seats are relative to the observer (index 0 is the observer, index k the player k
     seats after them), so one policy serves every seat; the observer's own seat number is
@@ -32,73 +35,35 @@ class ObservationLayout:
     told apart.
     """
 
-    num_cards: int
-    num_players: int
-
-    @property
-    def reveal(self) -> int:
-        return 0
-
-    @property
-    def seat(self) -> int:
-        return 1
-
-    @property
-    def prize(self) -> int:
-        return 1 + self.num_players
-
-    @property
-    def hand(self) -> int:
-        return self.prize + self.num_cards
-
-    @property
-    def remaining(self) -> int:
-        return self.prize + 2 * self.num_cards
-
-    @property
-    def points(self) -> int:
-        return self.prize + 3 * self.num_cards
-
-    @property
-    def history(self) -> int:
-        return self.points + self.num_players
-
-    @property
-    def round_size(self) -> int:
-        n, p = self.num_cards, self.num_players
-        return 2 * n + (p + 1) + (p - 1) * n
-
-    # Offsets inside one round's block.
-    @property
-    def round_own_bid(self) -> int:
-        return self.num_cards
-
-    @property
-    def round_winner(self) -> int:
-        return 2 * self.num_cards
-
-    @property
-    def round_others(self) -> int:
-        return 2 * self.num_cards + self.num_players + 1
-
-    @property
-    def size(self) -> int:
-        return self.history + self.num_cards * self.round_size
+    def __init__(self, num_cards: int, num_players: int) -> None:
+        n, p = num_cards, num_players
+        self.num_players = p
+        self.round = Layout([("prize", n), ("own_bid", n), ("winner", p + 1), ("others", (p - 1, n))])
+        super().__init__(
+            [
+                ("reveal", ()),
+                ("seat", p),
+                ("prize", n),
+                ("hand", n),
+                ("prizes_to_come", n),
+                ("points", p),
+                ("history", (n, self.round.size)),
+            ]
+        )
 
     @staticmethod
-    def for_vector(length: int, num_cards: int) -> "ObservationLayout":
+    @cache
+    def for_vector(length: int, num_cards: int) -> ObservationLayout:
         """The layout of an observation of ``length`` floats in a ``num_cards`` game.
 
-        The size is linear in the number of players, which is how an agent that only
-        sees the observation recovers it.
+        The size grows with the number of players, which is how an agent that only sees
+        the observation recovers it.
         """
-        n = num_cards
-        per_player = 2 + n + n * n
-        rest = length - (1 + 3 * n + n * (n + 1))
-        players, leftover = divmod(rest, per_player)
-        if leftover or not 2 <= players <= 6:
-            raise ValueError(f"a vector of length {length} is not a {n}-card Goofspiel observation")
-        return ObservationLayout(n, players)
+        for players in range(GoofspielRules.min_players, GoofspielRules.max_players + 1):
+            layout = ObservationLayout(num_cards, players)
+            if layout.size == length:
+                return layout
+        raise ValueError(f"a vector of length {length} is not a {num_cards}-card Goofspiel observation")
 
 
 @dataclass(frozen=True)
@@ -139,6 +104,7 @@ class GoofspielRules(Rules):
         self._num_players: int = self.params["num_players"]
         self.utility_sum = None if self.scoring == "total_points" else 0.0
         self.layout = ObservationLayout(self.num_cards, self._num_players)
+        self.actions = ActionCodec([("bid", range(1, self.num_cards + 1))])
         self.total_prize = self.num_cards * (self.num_cards + 1) // 2
 
     @property
@@ -147,7 +113,7 @@ class GoofspielRules(Rules):
 
     @property
     def num_actions(self) -> int:
-        return self.num_cards
+        return self.actions.size
 
     @property
     def observation_size(self) -> int:
@@ -171,7 +137,7 @@ class GoofspielRules(Rules):
         others = self._num_players - 1
         return (-self.total_prize / others, float(self.total_prize))
 
-    def new_initial_state(self) -> "GoofspielState":
+    def new_initial_state(self) -> GoofspielState:
         return GoofspielState(self)
 
     def prompt(self, state: State, player: int) -> str:
@@ -181,17 +147,18 @@ class GoofspielRules(Rules):
         """A card typed as its number or as A, J, Q, K."""
         word = text.strip().lower()
         card = FACE_NAMES.get(word) or (int(word) if word.isdecimal() else None)
-        hand = [a + 1 for a in state.legal_actions(player)]
+        hand = [self.actions.decode(a)[1] for a in state.legal_actions(player)]
         if card is None:
             raise ValueError(f"{text.strip()!r} is not a card; type a number from your hand: {hand}")
         if card not in hand:
             raise ValueError(f"{card} is not in your hand; your hand: {hand}")
-        return card - 1
+        return self.actions.encode("bid", card)
 
 
 class GoofspielState(State):
     """A Goofspiel position. Bids of one round are consecutive turns (player 0 first)
-    whose cards stay hidden until everyone has bid."""
+    whose cards stay hidden until everyone has bid. ``hands[p]`` is player ``p``'s
+    action mask: card ``c`` is action ``c - 1``."""
 
     def __init__(self, rules: GoofspielRules) -> None:
         self.rules = rules
@@ -202,30 +169,31 @@ class GoofspielState(State):
         self.bids: list[int] = []
         self.points = [0] * players
         self.history: list[RoundRecord] = []
-        self._obs = np.zeros((players, rules.layout.size), dtype=np.float32)
-        self._obs[:, rules.layout.reveal] = float(rules.reveal_bids)
-        self._obs[np.arange(players), rules.layout.seat + np.arange(players)] = 1.0
-        self._obs[:, rules.layout.hand : rules.layout.hand + n] = 1.0
-        self._obs[:, rules.layout.remaining : rules.layout.remaining + n] = 1.0
+        self._obs, views = rules.layout.zeros(players)  # row p: player p's observation
+        views["reveal"][:] = float(rules.reveal_bids)
+        views["seat"][:] = np.eye(players)
+        views["hand"][:] = 1.0
+        views["prizes_to_come"][:] = 1.0
         self._player = CHANCE
         self._returns = [0.0] * players
         self._next_prize()
 
     # ----------------------------------------------------------------- protocol
     def current_player(self) -> int:
-        return self._player
+        return TERMINAL if self._over else self._player
 
     def legal_actions(self, player: int | None = None) -> list[int]:
+        mover = self.current_player()
         if player is None:
-            player = self._player
-        if self._player == CHANCE:
+            player = mover
+        if mover == CHANCE:
             return [p - 1 for p in self.prizes_left] if player == CHANCE else []
-        if self._player == TERMINAL or player < 0 or player < len(self.bids):
+        if mover == TERMINAL or player < 0 or player < len(self.bids):
             return []
         return np.flatnonzero(self.hands[player]).tolist()
 
     def action_mask(self, player: int) -> np.ndarray:
-        if self._player < 0 or player < len(self.bids):
+        if self.current_player() < 0 or player < len(self.bids):
             return np.zeros(self.rules.num_cards, dtype=np.int8)
         return self.hands[player].copy()
 
@@ -236,7 +204,7 @@ class GoofspielState(State):
         return [(prize - 1, p) for prize in self.prizes_left]
 
     def apply(self, action: int) -> None:
-        player = self._player
+        player = self.current_player()
         if player == CHANCE:
             if action + 1 not in self.prizes_left:
                 raise self._illegal(action, self.legal_actions())
@@ -247,8 +215,10 @@ class GoofspielState(State):
         if not (0 <= action < self.rules.num_cards) or not self.hands[player, action]:
             raise self._illegal(action, self.legal_actions())
         self.hands[player, action] = 0
-        self._obs[player, self.rules.layout.hand + action] = 0.0
-        self.bids.append(int(action) + 1)
+        self._obs[player, self.rules.layout.offset("hand") + action] = (
+            0.0  # by offset: views would cost more than a bid
+        )
+        self.bids.append(self.rules.actions.decode(int(action))[1])
         if len(self.bids) < self.rules.num_players:
             self._player = player + 1
         else:
@@ -257,7 +227,7 @@ class GoofspielState(State):
     def returns(self) -> list[float]:
         return list(self._returns)
 
-    def clone(self) -> "GoofspielState":
+    def clone(self) -> GoofspielState:
         other = object.__new__(GoofspielState)
         other.__dict__.update(self.__dict__)
         other.hands = self.hands.copy()
@@ -282,32 +252,35 @@ class GoofspielState(State):
         return " | ".join(parts)
 
     def action_to_string(self, player: int, action: int) -> str:
-        return f"Prize {action + 1}" if player == CHANCE else f"Bid {action + 1}"
+        if player == CHANCE:
+            return f"Prize {action + 1}"
+        kind, card = self.rules.actions.decode(action)
+        return f"{kind.capitalize()} {card}"
 
     def render(self, viewer: int | None = None) -> str:
         rules = self.rules
-        name = _namer(viewer)
+        name = self._namer(viewer)
         lines = []
         done = len(self.history)
         if self.prize is not None:
             lines.append(f"Round {done + 1} of {rules.num_cards} · prize {self.prize}♦")
         scores = ", ".join(f"{name(p)} {pts}" for p, pts in enumerate(self.points))
         lines.append(f"Scores: {scores}")
-        if self._player == TERMINAL:
+        if self._over:
             lines += [f"Round {k}: " + self._round_text(r, viewer, words=True) for k, r in enumerate(self.history, 1)]
         elif self.history:
             lines.append("Last round: " + self._round_text(self.history[-1], viewer, words=True))
         for p in range(rules.num_players):
             cards = [str(a + 1) for a in np.flatnonzero(self.hands[p])]
             if viewer is None or p == viewer:
-                owner = "Your" if p == viewer else f"player_{p}"
+                owner = "Your" if p == viewer else name(p)
                 lines.append(f"{owner} hand: " + (" | ".join(c + "♣" for c in cards) or "empty"))
             else:
-                lines.append(f"player_{p}: {len(cards)} cards remaining")
+                lines.append(f"{name(p)}: {len(cards)} cards remaining")
         if self.prizes_left:
             order = sorted(self.prizes_left) if rules.prize_order == "random" else self._prize_queue()
             lines.append("Prizes to come: " + " ".join(f"{p}♦" for p in order))
-        if self._player == TERMINAL:
+        if self._over:
             lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
         return "\n".join(lines)
 
@@ -320,7 +293,7 @@ class GoofspielState(State):
     def _next_prize(self) -> None:
         """Turn the next prize if it is determined, else hand the move to chance."""
         if not self.prizes_left:
-            self._finish()
+            self._finish(scores_to_returns(self.points, self.rules.scoring))
         elif self.rules.prize_order == "random" and len(self.prizes_left) > 1:
             self._player = CHANCE
         else:
@@ -330,15 +303,15 @@ class GoofspielState(State):
         layout = self.rules.layout
         self.prizes_left.remove(prize)
         self.prize = prize
-        idx = prize - 1
-        self._obs[:, layout.prize + idx] = 1.0
-        self._obs[:, layout.remaining + idx] = 0.0
-        self._obs[:, layout.history + len(self.history) * layout.round_size + idx] = 1.0
+        views = layout.views(self._obs)
+        views["prize"][:, prize - 1] = 1.0
+        views["prizes_to_come"][:, prize - 1] = 0.0
+        layout.round.views(views["history"][:, len(self.history)])["prize"][:, prize - 1] = 1.0  # this round's block
         if not self.prizes_left:
             # One card left in every hand: the last round plays itself.
             self.bids = [int(np.flatnonzero(h)[0]) + 1 for h in self.hands]
             self.hands[:] = 0
-            self._obs[:, layout.hand : layout.hand + self.rules.num_cards] = 0.0
+            views["hand"][:] = 0.0
             self._resolve_round()
         else:
             self._player = 0
@@ -351,30 +324,25 @@ class GoofspielState(State):
         winner = bids.index(top) if bids.count(top) == 1 else None
         if winner is not None:
             self.points[winner] += prize
-        base = layout.history + len(self.history) * layout.round_size
-        obs = self._obs
+        views = layout.views(self._obs)
+        views["prize"][:, prize - 1] = 0.0
+        block = layout.round.views(views["history"][:, len(self.history)])  # this round's block, every player's
         for q in range(players):
-            obs[q, layout.prize + prize - 1] = 0.0
-            obs[q, base + layout.round_own_bid + bids[q] - 1] = 1.0
-            slot = players if winner is None else (winner - q) % players
-            obs[q, base + layout.round_winner + slot] = 1.0
+            block["own_bid"][q, bids[q] - 1] = 1.0
+            block["winner"][q, players if winner is None else (winner - q) % players] = 1.0
             for p in range(players):
                 rel = (p - q) % players
-                obs[q, layout.points + rel] = self.points[p] / rules.total_prize
+                views["points"][q, rel] = self.points[p] / rules.total_prize
                 if rules.reveal_bids and rel:
-                    obs[q, base + layout.round_others + (rel - 1) * rules.num_cards + bids[p] - 1] = 1.0
+                    block["others"][q, rel - 1, bids[p] - 1] = 1.0
         self.history.append(RoundRecord(prize, tuple(bids), winner))
         self.bids = []
         self.prize = None
         self._next_prize()
 
-    def _finish(self) -> None:
-        self._player = TERMINAL
-        self._returns = scores_to_returns(self.points, self.rules.scoring)
-
     def _round_text(self, record: RoundRecord, viewer: int | None, words: bool = False) -> str:
         """One finished round as ``viewer`` knows it (all bids, or only their own when hidden)."""
-        name = _namer(viewer)
+        name = self._namer(viewer)
         if viewer is None or self.rules.reveal_bids:
             shown = range(len(record.bids))
         else:
@@ -390,11 +358,6 @@ class GoofspielState(State):
             else f"{name(record.winner)} {'take' if record.winner == viewer else 'takes'} {record.prize}♦"
         )
         return f"prize {record.prize}♦: {bids}; {outcome}"
-
-
-def _namer(viewer: int | None):
-    """How the table names a player to ``viewer``: "you", or ``player_k``."""
-    return lambda p: "you" if p == viewer else f"player_{p}"
 
 
 def scores_to_returns(points: list[int], scoring: str) -> list[float]:
@@ -436,32 +399,30 @@ class GoofspielView:
         return len(self.hand)
 
     @staticmethod
-    def decode(vector: np.ndarray, num_cards: int) -> "GoofspielView":
+    def decode(vector: np.ndarray, num_cards: int) -> GoofspielView:
         layout = ObservationLayout.for_vector(len(vector), num_cards)
-        n, players = layout.num_cards, layout.num_players
-        cards = lambda lo: tuple(int(i) + 1 for i in np.flatnonzero(vector[lo : lo + n]))  # noqa: E731
-        prize = cards(layout.prize)
-        total = n * (n + 1) // 2
-        points = tuple(int(round(float(x) * total)) for x in vector[layout.points : layout.points + players])
-        blocks = vector[layout.history :].reshape(n, layout.round_size)
-        played = int(blocks[:, layout.round_winner : layout.round_winner + players + 1].sum())
-        reveal = bool(vector[layout.reveal])
-        others: list[tuple[int, ...] | None] = []
-        for seat in range(1, players):
-            if not reveal:
-                others.append(None)
-                continue
-            lo = layout.round_others + (seat - 1) * n
-            spent = blocks[:played, lo : lo + n].sum(axis=0)
-            others.append(tuple(int(i) + 1 for i in np.flatnonzero(spent == 0)))
+        obs = layout.decode(vector)
+        rounds = layout.round.decode(obs["history"])  # each piece with a leading round index
+        played = int(rounds["winner"].sum())
+        reveal = bool(obs["reveal"])
+        prize = _cards(obs["prize"])
+        total = num_cards * (num_cards + 1) // 2
         return GoofspielView(
-            num_cards=n,
-            num_players=players,
+            num_cards=num_cards,
+            num_players=layout.num_players,
             reveal_bids=reveal,
             prize=prize[0] if prize else None,
-            hand=cards(layout.hand),
-            prizes_to_come=cards(layout.remaining),
-            points=points,
+            hand=_cards(obs["hand"]),
+            prizes_to_come=_cards(obs["prizes_to_come"]),
+            points=tuple(int(round(float(x) * total)) for x in obs["points"]),
             rounds_played=played,
-            others_hands=tuple(others),
+            # A seat's hand: the cards its revealed bids have not spent.
+            others_hands=tuple(
+                _cards(spent == 0) if reveal else None for spent in rounds["others"][:played].sum(axis=0)
+            ),
         )
+
+
+def _cards(one_hot: np.ndarray) -> tuple[int, ...]:
+    """The cards (1-based) marked in a vector over the cards."""
+    return tuple(int(i) + 1 for i in np.flatnonzero(one_hot))

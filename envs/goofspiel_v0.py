@@ -94,8 +94,9 @@ two players.
 
 from __future__ import annotations
 
-from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel import PRIZE_ORDERS, SCORINGS, GoofspielRules
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
+from hiddenhand.registry import Benchmark, Exact, Factory, Game, Option, Solver
 
 
 class raw_env(RulesAECEnv):
@@ -111,3 +112,67 @@ class raw_env(RulesAECEnv):
 
 
 env, parallel_env = env_factories(raw_env)
+
+
+SOLVED = {"num_players": 2, "prize_order": "random", "scoring": "point_difference", "reveal_bids": True}
+"""The configuration the exact solver covers (with any number of cards)."""
+
+
+def _solved(rules: GoofspielRules) -> bool:
+    return all(rules.params[k] == v for k, v in SOLVED.items())
+
+
+def _exploitability(rules: GoofspielRules, agent) -> float:
+    from hiddenhand.solvers.gops_best_response import exploitability
+
+    return exploitability(agent, rules.params["num_cards"])
+
+
+LEVELS = ("easy", "medium", "hard")
+"""The heuristic's levels (:class:`hiddenhand.agents.GoofspielHeuristic`)."""
+
+_SOLVED = "two players, point difference, random prize order, bids revealed"
+
+GAME = Game(
+    name="goofspiel",
+    env=raw_env,
+    title="Goofspiel",
+    options={
+        "num_cards": Option("cards per hand and in the prize deck, 2 to 13", flag="--cards"),
+        "num_players": Option("number of players, 2 to 6", flag="--players"),
+        "prize_order": Option("order in which prizes are turned", choices=PRIZE_ORDERS),
+        "scoring": Option(
+            "returns: own points minus the others' mean, +1/-1 for most points, or own points", choices=SCORINGS
+        ),
+        "reveal_bids": Option("show every bid after each round (--no-reveal-bids: only who won, OpenSpiel's imp_info)"),
+    },
+    agents={
+        **{level: Factory("hiddenhand.agents.goofspiel_heuristic:heuristic", level=level) for level in LEVELS},
+        "equilibrium": "hiddenhand.agents.gops_equilibrium:GopsEquilibriumAgent",
+    },
+    heuristics=("random", *LEVELS),
+    opponent="medium",
+    exploitability=Exact(_exploitability, _solved, f"{_SOLVED} (exact; 2 to 7 cards in seconds to minutes)"),
+    solver=Solver(
+        "hiddenhand.solvers.gops:report",
+        _solved,
+        _SOLVED,
+        parameters=("num_cards",),
+        defaults={"num_cards": 5},
+        options={
+            "out": Option("save the solution here (.npz; usable as an agent: --opponent FILE)", path="file"),
+            "csv": Option("print the table as CSV (bid,upcard_1..upcard_n)", default=False),
+            "workers": Option("threads (default: every core)", type=int),
+            "checkpoint": Option(
+                "directory for completed levels: an interrupted solve resumes from it (use it from 11 cards)",
+                path="dir",
+            ),
+        },
+        description="Solve two-player Goofspiel (point difference, random prize order, bids revealed) by LP "
+        "backward induction and print the first-move table as the published solution does: rows are bids, "
+        "columns upcards; * marks, in each column, the parity (odd or even bids) that carries more probability. "
+        "Seconds up to 10 cards; about 6 times longer per extra card.",
+    ),
+    agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",
+    benchmark=(Benchmark({"num_cards": 4}),),
+)

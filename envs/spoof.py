@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hiddenhand.core import TERMINAL, Rules, State
+from hiddenhand.layout import ActionCodec, Layout, one_hot_index
 from hiddenhand.validation import check_choice, check_int
 
 OBJECTIVES = ("game", "round")
@@ -35,49 +36,28 @@ def parse_matches(value: Any) -> tuple[int, int]:
     return (m, m)
 
 
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Offsets of the sections of a Spoof observation vector (see ``spoof_v0``).
+class ObservationLayout(Layout):
+    """A Spoof observation vector (see ``spoof_v0``): its pieces in order, and in ``round``
+    those of one block of its history (a finished round).
 
     ``max_hold`` is the larger starting count (the most matches anyone can hold),
     ``max_total`` the starting total (the largest bid), ``rounds`` the number of round
     blocks in the history.
     """
 
-    max_hold: int
-    max_total: int
-    rounds: int
-
-    seat = 0
-
-    @property
-    def matches(self) -> int:
-        return 2
-
-    @property
-    def first(self) -> int:
-        return self.matches + 2 * (self.max_hold + 1)
-
-    @property
-    def own_hold(self) -> int:
-        return self.first + 2
-
-    @property
-    def bids(self) -> int:
-        return self.own_hold + self.max_hold + 1
-
-    @property
-    def history(self) -> int:
-        return self.bids + 2 * (self.max_total + 1)
-
-    @property
-    def block(self) -> int:
-        """One past round: first bidder (2), holds (2 x (max_hold + 1)), bids (2 x (max_total + 1))."""
-        return 2 + 2 * (self.max_hold + 1) + 2 * (self.max_total + 1)
-
-    @property
-    def size(self) -> int:
-        return self.history + self.rounds * self.block
+    def __init__(self, max_hold: int, max_total: int, rounds: int) -> None:
+        holds, bids = (2, max_hold + 1), (2, max_total + 1)
+        self.round = Layout([("first", 2), ("holds", holds), ("bids", bids)])
+        super().__init__(
+            [
+                ("seat", 2),
+                ("matches", holds),
+                ("first", 2),
+                ("hold", max_hold + 1),
+                ("bids", bids),
+                ("history", (rounds, self.round.size)),
+            ]
+        )
 
 
 @dataclass(frozen=True)
@@ -111,6 +91,7 @@ class SpoofRules(Rules):
         self.utility_sum = 1.0 if self.objective == "round" else 0.0
         rounds = 1 if self.objective == "round" else self.max_rounds
         self.layout = ObservationLayout(self.max_hold, self.max_total, rounds)
+        self.actions = ActionCodec([("hold", self.max_hold + 1), ("bid", self.max_total + 1)])
 
     @classmethod
     def openspiel_parameters(cls) -> dict[str, Any]:
@@ -122,7 +103,7 @@ class SpoofRules(Rules):
         return {**self.params, "matches": m0, "matches_p1": m1}
 
     @classmethod
-    def from_openspiel(cls, params: dict[str, Any]) -> "SpoofRules":
+    def from_openspiel(cls, params: dict[str, Any]) -> SpoofRules:
         params = dict(params)
         second = params.pop("matches_p1", 0)
         if second:
@@ -135,17 +116,18 @@ class SpoofRules(Rules):
 
     @property
     def num_actions(self) -> int:
-        return self.max_hold + 1 + self.max_total + 1
+        return self.actions.size
 
+    # Spoof's names for what ``actions`` encodes and decodes.
     def hold_action(self, hold: int) -> int:
-        return hold
+        return self.actions.encode("hold", hold)
 
     def bid_action(self, bid: int) -> int:
-        return self.max_hold + 1 + bid
+        return self.actions.encode("bid", bid)
 
     def decode_action(self, action: int) -> tuple[str, int]:
         """``("hold", k)`` or ``("bid", b)``."""
-        return ("hold", action) if action <= self.max_hold else ("bid", action - self.max_hold - 1)
+        return self.actions.decode(action)
 
     @property
     def observation_size(self) -> int:
@@ -159,11 +141,11 @@ class SpoofRules(Rules):
     def utility_range(self) -> tuple[float, float]:
         return (0.0, 1.0) if self.objective == "round" else (-1.0, 1.0)
 
-    def new_initial_state(self) -> "SpoofState":
+    def new_initial_state(self) -> SpoofState:
         return SpoofState(self)
 
     def prompt(self, state: State, player: int) -> str:
-        kind, _ = self.decode_action(state.legal_actions(player)[0])
+        kind, _ = self.actions.decode(state.legal_actions(player)[0])
         if kind == "hold":
             mine = state.matches[player]
             return f"How many of your {mine} match{'es' if mine != 1 else ''} do you hold? (0 to {mine})"
@@ -175,16 +157,15 @@ class SpoofRules(Rules):
         """A number: matches to hold, or the bid, whichever the round asks for."""
         word = text.strip()
         legal = state.legal_actions(player)
-        kind, _ = self.decode_action(legal[0])
-        numbers = [self.decode_action(a)[1] for a in legal]
+        kind, _ = self.actions.decode(legal[0])
+        numbers = [self.actions.decode(a)[1] for a in legal]
         if not word.isdecimal():
             raise ValueError(f"{word!r} is not a number; type one of {numbers}")
-        action = self.hold_action(int(word)) if kind == "hold" else self.bid_action(int(word))
-        if action not in legal:
+        if int(word) not in numbers:
             if kind == "bid" and int(word) == state.bids[1 - player]:
                 raise ValueError(f"{word} is your opponent's bid; bid a different total: one of {numbers}")
             raise ValueError(f"{word} is not allowed; type one of {numbers}")
-        return action
+        return self.actions.encode(kind, int(word))
 
 
 class SpoofState(State):
@@ -199,8 +180,6 @@ class SpoofState(State):
         self.bids: list[int | None] = [None, None]
         self.history: list[SpoofRound] = []
         self._returns = [0.0, 0.0]
-        self._over = False
-        self._truncated = False
 
     # ----------------------------------------------------------------- protocol
     def current_player(self) -> int:
@@ -219,12 +198,13 @@ class SpoofState(State):
             player = mover
         if self._over or player not in (0, 1):
             return []
+        actions = self.rules.actions
         if self.holds[player] is None:  # still to choose a hand this round
-            return list(range(self.matches[player] + 1))
+            return [actions.encode("hold", k) for k in range(self.matches[player] + 1)]
         if player != mover:
             return []
         taken = self.bids[1 - player]
-        return [self.rules.bid_action(b) for b in range(sum(self.matches) + 1) if b != taken]
+        return [actions.encode("bid", b) for b in range(sum(self.matches) + 1) if b != taken]
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         return []
@@ -234,7 +214,7 @@ class SpoofState(State):
         legal = self.legal_actions(player)
         if action not in legal:
             raise self._illegal(action, legal)
-        kind, value = self.rules.decode_action(int(action))
+        kind, value = self.rules.actions.decode(int(action))
         if kind == "hold":
             self.holds[player] = value
             return
@@ -245,32 +225,28 @@ class SpoofState(State):
     def returns(self) -> list[float]:
         return list(self._returns)
 
-    def is_truncated(self) -> bool:
-        return self._truncated
-
-    def clone(self) -> "SpoofState":
+    def clone(self) -> SpoofState:
         return self._copy("matches", "holds", "bids", "history", "_returns")
 
     def observation_tensor(self, player: int) -> np.ndarray:
         layout = self.rules.layout
-        hold_slots, bid_slots = layout.max_hold + 1, layout.max_total + 1
-        obs = np.zeros(layout.size, dtype=np.float32)
-        obs[layout.seat + player] = 1.0
-        obs[layout.first + (self.first - player) % 2] = 1.0
+        obs, views = layout.zeros()
+        views["seat"][player] = 1.0
+        views["first"][(self.first - player) % 2] = 1.0
         if self.holds[player] is not None:
-            obs[layout.own_hold + self.holds[player]] = 1.0
+            views["hold"][self.holds[player]] = 1.0
         for rel in (0, 1):
             p = (player + rel) % 2
-            obs[layout.matches + rel * hold_slots + self.matches[p]] = 1.0
+            views["matches"][rel, self.matches[p]] = 1.0
             if self.bids[p] is not None:
-                obs[layout.bids + rel * bid_slots + self.bids[p]] = 1.0
+                views["bids"][rel, self.bids[p]] = 1.0
+        rounds = layout.round.views(views["history"])  # each piece with a leading round index
         for k, record in enumerate(self.history):
-            base = layout.history + k * layout.block
-            obs[base + (record.first - player) % 2] = 1.0
+            rounds["first"][k, (record.first - player) % 2] = 1.0
             for rel in (0, 1):
                 p = (player + rel) % 2
-                obs[base + 2 + rel * hold_slots + record.holds[p]] = 1.0
-                obs[base + 2 + 2 * hold_slots + rel * bid_slots + record.bids[p]] = 1.0
+                rounds["holds"][k, rel, record.holds[p]] = 1.0
+                rounds["bids"][k, rel, record.bids[p]] = 1.0
         return obs
 
     def information_state_string(self, player: int) -> str:
@@ -289,14 +265,16 @@ class SpoofState(State):
         return " | ".join(parts)
 
     def action_to_string(self, player: int, action: int) -> str:
-        kind, value = self.rules.decode_action(action)
+        kind, value = self.rules.actions.decode(action)
         return f"{kind.capitalize()} {value}"
 
     def render(self, viewer: int | None = None) -> str:
-        name = (lambda p: "you" if p == viewer else f"player_{p}")  # noqa: E731
+        name = self._namer(viewer)
         lines = []
         if not self._over:
-            lines.append(f"Round {len(self.history) + 1}: {name(self.first)} {'bid' if self.first == viewer else 'bids'} first")
+            lines.append(
+                f"Round {len(self.history) + 1}: {name(self.first)} {'bid' if self.first == viewer else 'bids'} first"
+            )
         lines.append("Matches left: " + ", ".join(f"{name(p)} {self.matches[p]}" for p in (0, 1)))
         if self._over:
             lines += [f"Round {k}: {self._round_text(r, name)}" for k, r in enumerate(self.history, 1)]
@@ -311,7 +289,10 @@ class SpoofState(State):
             if held is None:
                 continue
             shown = viewer is None or p == viewer
-            lines.append(f"{_sentence(name(p))} {'hold' if p == viewer else 'holds'} " + (f"{held}" if shown else "a hidden hand"))
+            lines.append(
+                f"{_sentence(name(p))} {'hold' if p == viewer else 'holds'} "
+                + (f"{held}" if shown else "a hidden hand")
+            )
         for p in (self.first, 1 - self.first):
             if self.bids[p] is not None:
                 lines.append(f"{_sentence(name(p))} bid {self.bids[p]}")
@@ -325,7 +306,9 @@ class SpoofState(State):
         self.holds, self.bids = [None, None], [None, None]
         if self.rules.objective == "round":
             u = ROUND_UTILITY
-            self._finish([u["neither"] if winner is None else u["right"] if winner == p else u["opponent_right"] for p in (0, 1)])
+            self._finish(
+                [u["neither"] if winner is None else u["right"] if winner == p else u["opponent_right"] for p in (0, 1)]
+            )
             return
         if winner is not None:
             self.matches[winner] -= 1
@@ -334,12 +317,7 @@ class SpoofState(State):
                 self._finish([1.0 if p == winner else -1.0 for p in (0, 1)])
                 return
         if len(self.history) >= self.rules.max_rounds:
-            self._truncated = True
-            self._finish([0.0, 0.0])
-
-    def _finish(self, returns: list[float]) -> None:
-        self._over = True
-        self._returns = returns
+            self._finish([0.0, 0.0], truncated=True)
 
     @staticmethod
     def _round_text(record: SpoofRound, name) -> str:
@@ -372,18 +350,13 @@ class SpoofView:
     their_bid: int | None
 
     @staticmethod
-    def decode(vector: np.ndarray, layout: ObservationLayout) -> "SpoofView":
-        hold_slots, bid_slots = layout.max_hold + 1, layout.max_total + 1
-
-        def one_hot(lo: int, size: int) -> int | None:
-            hits = np.flatnonzero(vector[lo : lo + size])
-            return int(hits[0]) if len(hits) else None
-
+    def decode(vector: np.ndarray, layout: ObservationLayout) -> SpoofView:
+        obs = layout.decode(vector)
         return SpoofView(
-            mine=one_hot(layout.matches, hold_slots),
-            theirs=one_hot(layout.matches + hold_slots, hold_slots),
-            first=bool(vector[layout.first]),
-            hold=one_hot(layout.own_hold, hold_slots),
-            my_bid=one_hot(layout.bids, bid_slots),
-            their_bid=one_hot(layout.bids + bid_slots, bid_slots),
+            mine=one_hot_index(obs["matches"][0]),
+            theirs=one_hot_index(obs["matches"][1]),
+            first=bool(obs["first"][0]),
+            hold=one_hot_index(obs["hold"]),
+            my_bid=one_hot_index(obs["bids"][0]),
+            their_bid=one_hot_index(obs["bids"][1]),
         )

@@ -1,4 +1,4 @@
-"""The README's Goofspiel tables: exact exploitability of each agent by size, and the
+"""The Goofspiel tables of docs/goofspiel.md: exact exploitability of each agent by size, and the
 equilibrium player's head-to-head results against each of the others.
 
 Run: ``python examples/gops_report.py [--sizes 4 5 6] [--markov-sizes 7] [--match-sizes 8 10]
@@ -32,7 +32,9 @@ def make(name: str, n: int, solution=None):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[4, 5, 6], help="sizes for every agent")
-    parser.add_argument("--markov-sizes", type=int, nargs="*", default=[7], help="extra sizes for random and equilibrium")
+    parser.add_argument(
+        "--markov-sizes", type=int, nargs="*", default=[7], help="extra sizes for random and equilibrium"
+    )
     parser.add_argument("--match-sizes", type=int, nargs="*", default=[8, 10], help="sizes of the head-to-head table")
     parser.add_argument("--games", type=int, default=2000, help="games per match (default 2000)")
     parser.add_argument("--solution", help="a saved solution (hiddenhand solve --out) to add its size to the matches")
@@ -55,13 +57,18 @@ def main() -> None:
     if args.solution:
         loaded = GopsSolution.load(args.solution)
         solutions[loaded.num_cards] = loaded
-    print(f"\nEquilibrium against each agent: its mean point difference ± 95% interval, wins-draws-losses, {args.games} games")
+    print(
+        "\nEquilibrium against each agent: its mean point difference ± 95% interval, wins-draws-losses, "
+        f"{args.games} games"
+    )
     for n in sorted(set(args.match_sizes) | set(solutions)):
         rules = GoofspielRules(num_cards=n)
         eq = make("equilibrium", n, solutions.get(n))
         for name in NAMES[:-1]:
             r = head_to_head(rules, eq, make(name, n), games=args.games, seed=n)
-            print(f"  {n:>2} cards vs {name:<7} {r.mean:+6.2f} ± {r.ci95:.2f}   {r.wins}-{r.draws}-{r.losses}", flush=True)
+            print(
+                f"  {n:>2} cards vs {name:<7} {r.mean:+6.2f} ± {r.ci95:.2f}   {r.wins}-{r.draws}-{r.losses}", flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -1,11 +1,36 @@
 """hiddenhand: imperfect-information games for reinforcement learning and game theory.
 
-Importing the package registers every environment with PettingZoo
-(``pettingzoo.make("aec", "hiddenhand/goofspiel-v0")``).
+Importing the package registers every game, ours and those installed packages declare
+(entry-point group ``hiddenhand.games``), with PettingZoo
+(``pettingzoo.make("aec", "hiddenhand/goofspiel-v0")``) and with OpenSpiel
+(``pyspiel.load_game("hiddenhand_goofspiel")``). :func:`register` adds a game of one's own
+to every face; :func:`games` lists what is registered.
 """
 
+from hiddenhand import (
+    envs,  # registers our games
+    openspiel,  # registers every game registered so far with OpenSpiel
+)
 from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, Rules, State
-from hiddenhand import envs  # registers the environments
+from hiddenhand.registry import Benchmark, Exact, Factory, Game, Option, Solver, games, load_entry_points, register
+
+load_entry_points()
 
 __version__ = "0.1.0"
-__all__ = ["CHANCE", "TERMINAL", "IllegalActionError", "Rules", "State", "envs"]
+__all__ = [
+    "CHANCE",
+    "TERMINAL",
+    "Benchmark",
+    "Exact",
+    "Factory",
+    "Game",
+    "IllegalActionError",
+    "Option",
+    "Rules",
+    "Solver",
+    "State",
+    "envs",
+    "games",
+    "openspiel",
+    "register",
+]

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import abc
 import inspect
-from typing import Any, ClassVar, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -67,34 +68,6 @@ class Rules(abc.ABC):
         }
 
     @classmethod
-    def parse_params(cls, items: Sequence[str]) -> dict[str, Any]:
-        """``["key=value", ...]`` as keyword arguments, each value read as the type of its
-        default (``true``/``false`` for booleans). Unknown keys are refused."""
-        defaults = cls.param_defaults()
-        out: dict[str, Any] = {}
-        for item in items:
-            key, sep, text = item.partition("=")
-            key = key.strip()
-            if not sep or key not in defaults:
-                raise ValueError(f"--param {item!r}: expected KEY=VALUE with KEY one of: {', '.join(defaults)}")
-            default = defaults[key]
-            text = text.strip()
-            if isinstance(default, bool):
-                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError(f"--param {item!r}: {key} takes true or false")
-                out[key] = text.lower() in ("true", "1", "yes")
-            elif isinstance(default, int):
-                try:
-                    out[key] = int(text)
-                except ValueError:
-                    raise ValueError(f"--param {item!r}: {key} takes an integer") from None
-            elif isinstance(default, float):
-                out[key] = float(text)
-            else:
-                out[key] = text
-        return out
-
-    @classmethod
     def openspiel_parameters(cls) -> dict[str, Any]:
         """The parameters (and defaults) of the game's OpenSpiel registration. OpenSpiel
         takes only ints, floats, strings and bools, so a game with an argument of another
@@ -106,7 +79,7 @@ class Rules(abc.ABC):
         return dict(self.params)
 
     @classmethod
-    def from_openspiel(cls, params: dict[str, Any]) -> "Rules":
+    def from_openspiel(cls, params: dict[str, Any]) -> Rules:
         """The rules that OpenSpiel parameters describe (see :meth:`openspiel_parameters`)."""
         return cls(**params)
 
@@ -150,9 +123,9 @@ class Rules(abc.ABC):
         """Smallest and largest return any player can get."""
 
     @abc.abstractmethod
-    def new_initial_state(self) -> "State": ...
+    def new_initial_state(self) -> State: ...
 
-    def parse_action(self, text: str, state: "State", player: int) -> int:
+    def parse_action(self, text: str, state: State, player: int) -> int:
         """The action a person typed, for the terminal face.
 
         The default accepts an action's own label (``State.action_to_string``) or its
@@ -169,7 +142,7 @@ class Rules(abc.ABC):
         choices = ", ".join(state.action_to_string(player, a) for a in legal)
         raise ValueError(f"{text!r} is not a legal move; choose one of: {choices}")
 
-    def prompt(self, state: "State", player: int) -> str:
+    def prompt(self, state: State, player: int) -> str:
         """What the terminal face asks a person whose move it is."""
         labels = ", ".join(state.action_to_string(player, a) for a in state.legal_actions(player))
         return f"Your move ({labels}):"
@@ -183,6 +156,13 @@ class State(abc.ABC):
     """One position of a game; mutated in place by :meth:`apply`, copied by :meth:`clone`."""
 
     rules: Rules
+
+    _over = False
+    """Whether the game has ended (:meth:`_finish` sets it): the engines answer
+    :meth:`current_player` with :data:`TERMINAL` from it."""
+
+    _truncated = False
+    """Whether a limit ended the game (:meth:`_finish`); :meth:`is_truncated` reads it."""
 
     @abc.abstractmethod
     def current_player(self) -> int:
@@ -210,7 +190,7 @@ class State(abc.ABC):
         """Each player's total return; zeros before the end."""
 
     @abc.abstractmethod
-    def clone(self) -> "State": ...
+    def clone(self) -> State: ...
 
     @abc.abstractmethod
     def information_state_string(self, player: int) -> str:
@@ -241,7 +221,7 @@ class State(abc.ABC):
     def is_terminal(self) -> bool:
         return self.current_player() == TERMINAL
 
-    def _copy(self, *lists: str) -> "State":
+    def _copy(self, *lists: str) -> State:
         """A copy for :meth:`clone`: shares every attribute (rules, immutable records) but
         the named list attributes, which it copies. Far cheaper than a deep copy."""
         other = object.__new__(type(self))
@@ -250,7 +230,7 @@ class State(abc.ABC):
             setattr(other, name, list(getattr(self, name)))
         return other
 
-    def __deepcopy__(self, memo: dict) -> "State":
+    def __deepcopy__(self, memo: dict) -> State:
         # OpenSpiel clones a Python state by deep-copying its attributes (our adapter's
         # ``inner``): :meth:`clone` is far cheaper than a generic deep copy, which would
         # also copy the rules and every shared table.
@@ -259,7 +239,21 @@ class State(abc.ABC):
     def is_truncated(self) -> bool:
         """Whether the game was cut short by a limit (such as ``max_rounds``) rather than
         ended by its rules; the PettingZoo face reports it as a truncation."""
-        return False
+        return self._truncated
+
+    def _finish(self, returns: Sequence[float], truncated: bool = False) -> None:
+        """End the game: every engine ends it here, so the end is recorded one way (the
+        returns in ``_returns``, which :meth:`returns` reports; ``truncated`` when a limit
+        such as ``max_rounds`` stopped it rather than the rules)."""
+        self._over = True
+        self._returns = list(returns)
+        self._truncated = truncated
+
+    @staticmethod
+    def _namer(viewer: int | None) -> Callable[[int], str]:
+        """How the table names each player to ``viewer`` in renders: "you", or ``player_k``,
+        the name of the player's agent in the PettingZoo faces."""
+        return lambda player: "you" if player == viewer else f"player_{player}"
 
     def is_chance_node(self) -> bool:
         return self.current_player() == CHANCE
@@ -268,7 +262,7 @@ class State(abc.ABC):
         """``{"observation", "action_mask"}`` of ``player``: what the PettingZoo env gives."""
         return {"observation": self.observation_tensor(player), "action_mask": self.action_mask(player)}
 
-    def agent_observation(self, player: int) -> "AgentObservation":
+    def agent_observation(self, player: int) -> AgentObservation:
         """What our own loops (tournaments, the Gymnasium face, OpenSpiel policies, the
         terminal) hand an agent: :meth:`observation`, whose ``"information_state"`` item
         is the perfect-recall tensor that tabular policies are keyed by."""
@@ -350,20 +344,48 @@ def play_chance(state: State, rng: np.random.Generator) -> None:
         state.apply(sample_chance(state, rng))
 
 
+def depth_first(root: Any, children: Any) -> Iterator[Any]:
+    """Every node below ``root`` (itself included), depth first, ``children(node)`` giving
+    the nodes below one: the one tree walk, over our states and over OpenSpiel's."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))
+
+
 def decision_states(rules: Rules) -> Iterator[State]:
     """Every state of the game in which a player is to move, depth first.
 
     For exhaustive work on small games (tabulating a policy, checking an equilibrium):
     the number of states grows very fast with the game's size.
     """
-    stack = [rules.new_initial_state()]
-    while stack:
-        state = stack.pop()
-        if state.is_terminal():
-            continue
-        if state.current_player() != CHANCE:
+    for state in depth_first(rules.new_initial_state(), _children):
+        if not state.is_terminal() and state.current_player() != CHANCE:
             yield state
-        for action in state.legal_actions():
-            child = state.clone()
-            child.apply(action)
-            stack.append(child)
+
+
+def _children(state: State) -> list[State]:
+    if state.is_terminal():
+        return []
+    children = []
+    for action in state.legal_actions():
+        child = state.clone()
+        child.apply(action)
+        children.append(child)
+    return children
+
+
+def advance(state: State, agents: Sequence[Any], rng: np.random.Generator) -> State:
+    """Play on: chance drawn from ``rng``, player ``p``'s moves by ``agents[p]``, until the game
+    ends or a seat whose agent is ``None`` (a person, a learner) is to move. The one play
+    loop of matches, the terminal game and the single-agent env."""
+    while not state.is_terminal():
+        player = state.current_player()
+        if player == CHANCE:
+            state.apply(sample_chance(state, rng))
+        elif agents[player] is None:
+            break
+        else:
+            state.apply(agents[player].act(state.agent_observation(player)))
+    return state

@@ -1,11 +1,11 @@
 """The OpenSpiel face: one generic adapter from any game's :class:`~hiddenhand.core.Rules`
 to a ``pyspiel.Game``.
 
-Importing this module registers every game as ``hiddenhand_<game>``, with the env's
-keyword arguments as its parameters (same names, same defaults)::
+``import hiddenhand`` registers every game (ours, and any registered with
+:func:`hiddenhand.register`) as ``hiddenhand_<game>``, with the env's keyword arguments as
+its parameters (same names, same defaults)::
 
-    import pyspiel
-    import hiddenhand.openspiel
+    import hiddenhand, pyspiel
     game = pyspiel.load_game("hiddenhand_goofspiel(num_cards=4,reveal_bids=false)")
 
 The game is SEQUENTIAL with explicit chance: a simultaneous round is a run of consecutive
@@ -24,16 +24,19 @@ game here provides (public-only, all players).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyspiel
 from open_spiel.python import policy as policy_lib
 
-from hiddenhand.agents.base import Agent
-from hiddenhand.core import Rules, State, decision_states
-from hiddenhand.envs import ENV_MODULES
+from hiddenhand.core import Rules, State, decision_states, depth_first
 from hiddenhand.pettingzoo_env import RulesAECEnv
+from hiddenhand.registry import Game, games, get
+
+if TYPE_CHECKING:
+    from hiddenhand.agents.base import Agent
 
 _PREFIX = "hiddenhand_"
 
@@ -85,10 +88,10 @@ class HiddenhandGame(pyspiel.Game):
         super().__init__(_game_type(rules, type(rules)), _game_info(rules), rules.to_openspiel())
         self.rules = rules
 
-    def new_initial_state(self) -> "HiddenhandState":
+    def new_initial_state(self) -> HiddenhandState:
         return HiddenhandState(self, self.rules.new_initial_state())
 
-    def make_py_observer(self, iig_obs_type=None, params=None) -> "_Observer | None":
+    def make_py_observer(self, iig_obs_type=None, params=None) -> _Observer | None:
         """OpenSpiel's observer contract: the perfect-recall information state for
         ``perfect_recall=True``, the (possibly windowed) observation for the default type,
         and ``None`` for the kinds no game here provides (public-only, all players)."""
@@ -165,7 +168,9 @@ class _Observer:
 
     def set_from(self, state: HiddenhandState, player: int) -> None:
         inner = state.inner
-        self.tensor[:] = inner.information_state_tensor(player) if self.perfect_recall else inner.observation_tensor(player)
+        self.tensor[:] = (
+            inner.information_state_tensor(player) if self.perfect_recall else inner.observation_tensor(player)
+        )
 
     def string_from(self, state: HiddenhandState, player: int) -> str:
         if self._string_is_information_state:
@@ -234,17 +239,13 @@ def information_states(game: pyspiel.Game) -> Iterator[pyspiel.State]:
     """One decision state per information state of any ``pyspiel`` game (ours, its cached
     tree, or a native one), depth first."""
     seen: set[str] = set()
-    stack = [game.new_initial_state()]
-    while stack:
-        state = stack.pop()
-        if state.is_terminal():
-            continue
-        if not state.is_chance_node():
+    children = lambda state: [] if state.is_terminal() else [state.child(a) for a in state.legal_actions()]  # noqa: E731
+    for state in depth_first(game.new_initial_state(), children):
+        if not state.is_terminal() and not state.is_chance_node():
             key = state.information_state_string()
             if key not in seen:
                 seen.add(key)
                 yield state
-        stack.extend(state.child(a) for a in state.legal_actions())
 
 
 def state_policy(policy: Any, state: pyspiel.State) -> list[tuple[int, float]]:
@@ -271,25 +272,33 @@ def nash_conv(game: HiddenhandGame, agent: Agent) -> float:
     return pyspiel.nash_conv(cached_tree(game), tabular_policy(game, agent))
 
 
-def _game_class(rules_class: type[Rules]) -> type[HiddenhandGame]:
-    """The class OpenSpiel instantiates with a parameter dict for ``rules_class``.
+def _game_class(name: str) -> type[HiddenhandGame]:
+    """The class OpenSpiel instantiates with a parameter dict for the game ``name``. It reads
+    the rules class from the registry when called, so a declaration registered again (a
+    script re-run) is what OpenSpiel loads.
 
     It is registered as a class, as OpenSpiel's own Python games are: a registered closure
     crashed the interpreter at exit (pybind11 released it after Python had shut down).
     """
 
     def __init__(self, params: dict | None = None) -> None:
-        HiddenhandGame.__init__(self, rules_class.from_openspiel(params or {}))
+        HiddenhandGame.__init__(self, get(name).rules_class.from_openspiel(params or {}))
 
-    return type(f"{rules_class.__name__}Game", (HiddenhandGame,), {"__init__": __init__})
-
-
-def _register_all() -> None:
-    registered = set(pyspiel.registered_names())
-    for game, module in ENV_MODULES.items():
-        rules_class = module.raw_env.rules_class
-        if _PREFIX + game not in registered:
-            pyspiel.register_game(_game_type(rules_class(), rules_class), _game_class(rules_class))
+    return type(f"{get(name).rules_class.__name__}Game", (HiddenhandGame,), {"__init__": __init__})
 
 
-_register_all()
+def exploitability(rules: Rules, agent: Agent) -> float:
+    """Exploitability of ``agent`` in every seat of ``rules``' game: NashConv divided by the
+    number of players (exact; the game's tree must fit in memory)."""
+    return nash_conv(HiddenhandGame(rules), agent) / rules.num_players
+
+
+def register_game(game: Game) -> None:
+    """Register a declared game with OpenSpiel as ``hiddenhand_<name>`` (once)."""
+    if game.openspiel_name not in pyspiel.registered_names():
+        rules_class = game.rules_class
+        pyspiel.register_game(_game_type(rules_class(), rules_class), _game_class(game.name))
+
+
+for _game in games().values():  # later registrations call register_game themselves
+    register_game(_game)

@@ -14,15 +14,16 @@ usable mask.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
-from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.conversions import aec_to_parallel_wrapper
+from pettingzoo.utils.env_logger import EnvLogger
 
 from hiddenhand.core import TERMINAL, IllegalActionError, Rules, State, play_chance
 from hiddenhand.validation import check_choice
@@ -35,8 +36,8 @@ class RulesAECEnv(AECEnv):
 
     Agents are ``player_0 .. player_{N-1}``. Rewards are the game's returns, paid when it
     ends; a game cut short by a limit (``State.is_truncated``) ends in truncations rather
-    than terminations, as Gymnasium's time limits do. ``render_mode="ansi"`` makes ``render()`` return the full table as text;
-    ``"human"`` prints it after every move.
+    than terminations, as Gymnasium's time limits do. ``render_mode="ansi"`` makes ``render()``
+    return the full table as text; ``"human"`` prints it after every move.
 
     ``illegal_action`` says what an illegal action does: ``"raise"`` (the default of
     ``raw_env``) raises :class:`~hiddenhand.core.IllegalActionError` naming the legal
@@ -65,9 +66,7 @@ class RulesAECEnv(AECEnv):
     skipped. That test keeps a clone of every state of its random games."""
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "name": "rules_env"}
 
-    def __init__(
-        self, render_mode: str | None = None, illegal_action: str = "raise", **game_kwargs: Any
-    ) -> None:
+    def __init__(self, render_mode: str | None = None, illegal_action: str = "raise", **game_kwargs: Any) -> None:
         super().__init__()
         self.render_mode = check_choice("render_mode", render_mode, (None,) + RENDER_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ("raise", "terminate"))
@@ -181,9 +180,7 @@ class RulesAECEnv(AECEnv):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            gymnasium.logger.warn(
-                "render() was called without a render_mode; pass render_mode='ansi' or 'human'."
-            )
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'.")
             return None
         text = self.game_state.render()
         if self.render_mode == "human":
@@ -257,6 +254,8 @@ def env_factories(raw_env: Callable[..., RulesAECEnv]) -> tuple[Callable[..., AE
     def parallel_env(**kwargs: Any) -> RulesParallelEnv:
         return RulesParallelEnv(env(**kwargs))
 
-    env.__doc__ = f"The AEC environment of {raw_env.metadata['name']} with PettingZoo's conventions (see the module docstring)."
+    env.__doc__ = (
+        f"The AEC environment of {raw_env.metadata['name']} with PettingZoo's conventions (see the module docstring)."
+    )
     parallel_env.__doc__ = f"The Parallel environment of {raw_env.metadata['name']} (every player bids each round)."
     return env, parallel_env

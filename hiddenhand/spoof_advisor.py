@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hiddenhand.agents.spoof import cached_solution
 from hiddenhand.envs.spoof import MAX_MATCHES, OBJECTIVES, ROUND_UTILITY
-from hiddenhand.solvers.spoof import RoundStrategy, cached_solution, solve_round
+from hiddenhand.solvers.spoof import RoundStrategy, solve_round
 from hiddenhand.validation import check_choice, check_int
 
 SEATS = ("first", "second")

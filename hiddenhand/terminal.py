@@ -8,16 +8,16 @@ not legal. Input and output are injectable so the loop is testable without a ter
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.core import CHANCE, Rules, sample_chance
+from hiddenhand.core import Rules, advance
 
 
 def outcome_line(returns: Sequence[float], seat: int) -> str:
-    """"You win!", "You lose." or "It's a tie." for the player in ``seat``."""
+    """ "You win!", "You lose." or "It's a tie." for the player in ``seat``."""
     best_other = max(r for p, r in enumerate(returns) if p != seat)
     if returns[seat] > best_other:
         return "You win!"
@@ -53,15 +53,9 @@ def play_in_terminal(
         while True:
             state = rules.new_initial_state()
             output(f"\n==== New game of {rules.name}: you are player_{seat} ====")
-            while not state.is_terminal():
-                player = state.current_player()
-                if player == CHANCE:
-                    state.apply(sample_chance(state, rng))
-                elif player == seat:
-                    output("\n" + state.render(seat))
-                    state.apply(_ask_move(rules, state, seat, input_fn, output))
-                else:
-                    state.apply(seats[player].act(state.agent_observation(player)))
+            while not advance(state, seats, rng).is_terminal():  # stops where the person is to move
+                output("\n" + state.render(seat))
+                state.apply(_ask_move(rules, state, seat, input_fn, output))
             output("\n==== Game over ====\n" + state.render(seat))
             output(outcome_line(state.returns(), seat))
             results.append(state.returns())

@@ -1,10 +1,31 @@
-"""Shared test helpers."""
+"""Shared test helpers, and the example of a user's game (``examples/kuhn_poker.py``), loaded
+once as the module ``kuhn_poker`` so that it is registered, and held to the conformance
+suite, like our own games."""
+
+import importlib.util
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.envs.goofspiel import GoofspielRules
+
+EXAMPLE_GAME = Path(__file__).resolve().parent.parent / "examples" / "kuhn_poker.py"
+
+
+def _load_example_game() -> None:
+    """Import the example as a module of its own (not ``runpy``, whose module vanishes), so
+    that its classes pickle as any installed game's do."""
+    spec = importlib.util.spec_from_file_location("kuhn_poker", EXAMPLE_GAME)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kuhn_poker"] = module
+    spec.loader.exec_module(module)
+
+
+if EXAMPLE_GAME.exists():
+    _load_example_game()
 
 
 def play_out(state, bids_by_round, prizes=None):

@@ -3,7 +3,7 @@ recursion over unreduced states (no patterns, no symmetry). Used by the tests an
 ``benchmarks/bench_gops.py``."""
 
 import itertools
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy.optimize import linprog
@@ -28,7 +28,7 @@ def highs_value(m):
 def plain_values(n):
     """Every state's value by direct recursion over (hand A, hand B, prizes), no reduction."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def value(a, b, p):
         if not a:
             return 0.0
@@ -36,8 +36,14 @@ def plain_values(n):
         for u in p:
             rest = tuple(c for c in p if c != u)
             m = np.array(
-                [[((x > y) - (x < y)) * u + value(tuple(c for c in a if c != x), tuple(c for c in b if c != y), rest)
-                  for y in b] for x in a]
+                [
+                    [
+                        ((x > y) - (x < y)) * u
+                        + value(tuple(c for c in a if c != x), tuple(c for c in b if c != y), rest)
+                        for y in b
+                    ]
+                    for x in a
+                ]
             )
             total += m[0, 0] if m.size == 1 else highs_value(m)
         return total / len(p)

@@ -6,20 +6,20 @@ import warnings
 import numpy as np
 import pyspiel
 import pytest
+from conftest import finite_horizon_values
 from open_spiel.python.algorithms import sequence_form_lp
 from pettingzoo.test import api_test, seed_test
 
 import hiddenhand.openspiel as ho
 from hiddenhand.agents import RandomAgent, make_agent
+from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, cached_solution
 from hiddenhand.cli import main
 from hiddenhand.core import TERMINAL, IllegalActionError
 from hiddenhand.envs import bid_spoof_v0
 from hiddenhand.envs.bid_spoof import BidSpoofRules
-from hiddenhand.solvers.bid_spoof import BidSpoofRounds, cached_solution, equilibrium_agent, solve_round
+from hiddenhand.solvers.bid_spoof import BidSpoofRounds, solve_round
 from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
 from hiddenhand.training import tournament
-
-from conftest import finite_horizon_values
 
 
 def start(rules, holds, direction="clockwise", **state_kwargs):
@@ -53,7 +53,9 @@ def test_cliff_spoof_and_zero():
     rules = BidSpoofRules(num_players=3, coins=3)
     state = say(start(rules, (1, 1, 1)), 2, 3, "cliff")  # exactly 3: player_2 would win a coin, but holds the cap
     assert state.coins == [3, 3, 3] and state.starter == 2
-    state = say(start(rules, (0, 1, 1), coins=(2, 3, 3), starter=2), 2, "cliff")  # player_2 bids 2, player_0 cliffs: right
+    state = say(
+        start(rules, (0, 1, 1), coins=(2, 3, 3), starter=2), 2, "cliff"
+    )  # player_2 bids 2, player_0 cliffs: right
     assert state.coins == [3, 3, 3] and state.starter == 0
     state = say(start(rules, (3, 3, 2)), 4, "spoof")  # not all 9 coins held: player_1 loses and starts
     assert state.coins == [3, 2, 3] and state.starter == 1
@@ -82,12 +84,16 @@ def test_who_may_say_what():
     assert house.actions.call("zero") not in state.legal_actions()  # player_0 bid 2 already
     two = BidSpoofRules(num_players=2, coins=1)
     state = say(start(two, (1, 1)), 2)
-    assert state.legal_actions() == [two.actions.call(c) for c in ("call", "cliff", "spoof")]  # 2 coins in play: no higher bid
+    assert state.legal_actions() == [
+        two.actions.call(c) for c in ("call", "cliff", "spoof")
+    ]  # 2 coins in play: no higher bid
 
 
 def test_players_out_the_starter_and_the_end():
     rules = BidSpoofRules(num_players=3, coins=2)
-    state = say(start(rules, (None, 1, 1), coins=(0, 1, 2), starter=1), 3, "call")  # total 2 < 3: player_1 loses, is out
+    state = say(
+        start(rules, (None, 1, 1), coins=(0, 1, 2), starter=1), 3, "call"
+    )  # total 2 < 3: player_1 loses, is out
     assert state.coins == [0, 0, 2] and state.current_player() == TERMINAL
     assert state.returns() == [-0.5, -0.5, 1.0]
     state = say(start(rules, (1, 1, 0), coins=(1, 1, 2), starter=0), 3, "call")  # total 2 < 3: player_0 loses, is out
@@ -115,7 +121,10 @@ def test_bad_arguments(kwargs, message):
         BidSpoofRules(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [{}, dict(num_players=2, coins=2), dict(num_players=5, zero_call="before_own_bid"), dict(objective="round")])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, dict(num_players=2, coins=2), dict(num_players=5, zero_call="before_own_bid"), dict(objective="round")],
+)
 def test_pettingzoo_api(kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -138,7 +147,7 @@ def test_random_play_invariants(rng):
 @pytest.mark.parametrize("zero_call", ["round_start", "before_own_bid"])
 def test_round_equilibrium_has_no_best_response_gain(coins, zero_call):
     game = pyspiel.load_game(f"hiddenhand_bid_spoof(num_players=2,coins={coins},objective=round,zero_call={zero_call})")
-    assert ho.nash_conv(game, equilibrium_agent(game.rules)) < 1e-8
+    assert ho.nash_conv(game, BidSpoofEquilibriumAgent(game.rules)) < 1e-8
 
 
 def test_round_value_matches_openspiel_lp():
@@ -295,7 +304,11 @@ def test_heuristic_moves():
 
 def test_tournament_seats_everyone_everywhere():
     rules = BidSpoofRules(num_players=3, coins=2)
-    field = [("heuristic", make_agent("bid_spoof", "heuristic", rules.params)), ("random", RandomAgent()), ("random", RandomAgent())]
+    field = [
+        ("heuristic", make_agent("bid_spoof", "heuristic", rules.params)),
+        ("random", RandomAgent()),
+        ("random", RandomAgent()),
+    ]
     results = tournament(rules, field, 60, seed=1, progress=False)
     assert results["heuristic"].games == results["random"].games == 3 * 60
     assert results["heuristic"].mean > results["heuristic"].ci95 > 0  # it beats random play clearly

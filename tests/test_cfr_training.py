@@ -38,7 +38,9 @@ def test_every_algorithm_writes_a_curve_and_a_policy(algorithm, tmp_path):
 
 
 def test_cfr_plus_converges_on_three_cards(tmp_path):
-    curve = train_cfr(GoofspielRules(num_cards=3), "cfr+", iterations=300, eval_every=100, out_dir=tmp_path, progress=False)
+    curve = train_cfr(
+        GoofspielRules(num_cards=3), "cfr+", iterations=300, eval_every=100, out_dir=tmp_path, progress=False
+    )
     assert curve[0].nash_conv > curve[-1].nash_conv
     assert curve[-1].nash_conv < 1e-3
 
@@ -54,8 +56,25 @@ def test_bad_training_configuration(tmp_path):
 
 def test_train_command_and_playing_the_result(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["train", "cfr", "--cards", "3", "--param", "reveal_bids=false", "--iterations", "40",
-                 "--eval-every", "20", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "cfr",
+                "goofspiel",
+                "--cards",
+                "3",
+                "--no-reveal-bids",
+                "--iterations",
+                "40",
+                "--eval-every",
+                "20",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "NashConv" in capsys.readouterr().out
     agent = load_agent("goofspiel", str(out), GoofspielRules(num_cards=3, reveal_bids=False).params)
     assert agent.params["reveal_bids"] is False
@@ -65,7 +84,11 @@ def test_train_command_and_playing_the_result(tmp_path, capsys):
         load_agent("goofspiel", str(tmp_path / "nothing"))
     lines = iter(["1", "2", "n"])
     results = play_in_terminal(
-        GoofspielRules(num_cards=3, reveal_bids=False), [agent], seed=1, input_fn=lambda _: next(lines), output=lambda _: None
+        GoofspielRules(num_cards=3, reveal_bids=False),
+        [agent],
+        seed=1,
+        input_fn=lambda _: next(lines),
+        output=lambda _: None,
     )
     assert len(results) == 1
 
@@ -73,9 +96,10 @@ def test_train_command_and_playing_the_result(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["train", "cfr", "--param", "reveal_bids=maybe", "--out", "x"], "reveal_bids takes true or false"),
-        (["train", "cfr", "--param", "colour=red", "--out", "x"], "KEY one of: num_cards, num_players"),
-        (["train", "cfr", "--cards", "0", "--out", "x"], "num_cards=0 is out of range"),
+        (["train", "cfr", "goofspiel", "--reveal-bids=maybe", "--out", "x"], "ignored explicit argument 'maybe'"),
+        (["train", "cfr", "goofspiel", "--colour", "red", "--out", "x"], "unrecognized arguments: --colour red"),
+        (["train", "cfr", "goofspiel", "--cards", "0", "--out", "x"], "--cards: num_cards=0 is out of range"),
+        (["train", "cfr", "goofspiel", "--cards", "three", "--out", "x"], "argument --cards: 'three'"),
     ],
 )
 def test_train_command_errors(argv, message, capsys):
@@ -84,20 +108,14 @@ def test_train_command_errors(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_parse_params_types():
-    assert GoofspielRules.parse_params(["num_cards=5", "reveal_bids=no", "prize_order=descending"]) == {
-        "num_cards": 5, "reveal_bids": False, "prize_order": "descending",
-    }
-    with pytest.raises(ValueError, match="num_cards takes an integer"):
-        GoofspielRules.parse_params(["num_cards=five"])
-
-
 def test_cfr_on_a_three_player_game(tmp_path):
     """CFR+ runs on many-player zero-sum games too (NashConv is still exact there, though
     no longer a distance to a unique value): one round of three-player Bid Spoof."""
     from hiddenhand.envs.bid_spoof import BidSpoofRules
 
-    curve = train_cfr(BidSpoofRules(num_players=3, coins=1, objective="round"), "cfr+", 60, 20, tmp_path, progress=False)
+    curve = train_cfr(
+        BidSpoofRules(num_players=3, coins=1, objective="round"), "cfr+", 60, 20, tmp_path, progress=False
+    )
     assert curve[-1].nash_conv < curve[0].nash_conv
     agent = load_agent("bid_spoof", str(tmp_path), BidSpoofRules(num_players=3, coins=1, objective="round").params)
     assert agent.game == "bid_spoof"

@@ -113,7 +113,13 @@ def test_the_deducers_act_on_the_worked_example():
         make_agent("egghead", "analyst", {"num_players": 3})
 
 
-@pytest.mark.parametrize("kwargs", [dict(num_players=3, target_score=2), dict(num_players=3, moderator="rotating", valids_in_observation=True, target_score=2)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(num_players=3, target_score=2),
+        dict(num_players=3, moderator="rotating", valids_in_observation=True, target_score=2),
+    ],
+)
 def test_pettingzoo_api(kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,7 +134,9 @@ def test_analysts_beat_naive_players_in_the_env():
     wins = 0
     rng = np.random.default_rng(3)
     for _ in range(6):
-        agents = [make_agent("egghead", "analyst", rules.params)] + [make_agent("egghead", "naive", rules.params) for _ in range(2)]
+        agents = [make_agent("egghead", "analyst", rules.params)] + [
+            make_agent("egghead", "naive", rules.params) for _ in range(2)
+        ]
         returns = play_game(rules, agents, rng)
         wins += returns[0] > 0
     assert wins >= 4
@@ -176,7 +184,10 @@ def test_experiment_reproduces_and_analysts_need_fewer_rounds():
 
 
 def test_simulate_command(tmp_path, capsys):
-    assert main(["egghead", "simulate", "--players", "3", "--analysts", "3", "--rounds", "100", "--out", str(tmp_path)]) == 0
+    assert (
+        main(["simulate", "egghead", "--players", "3", "--analysts", "3", "--rounds", "100", "--out", str(tmp_path)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "analyst" in out and "chance of reaching 10 points first" in out
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -315,17 +326,38 @@ def test_envs_pickle_mid_game(make):
 @pytest.mark.parametrize(
     "name, value",
     [
-        ("num_players", "4"), ("num_players", 2), ("num_players", 3.5),
-        ("cards_per_player", 0), ("cards_per_player", None),
-        ("num_values", 10), ("num_values", True),
-        ("target_score", 0), ("target_score", "10"),
-        ("moderator", "boss"), ("moderator", None),
-        ("deck", None), ("deck", 1), ("deck", []), ("deck", ""), ("deck", ["total", 3]), ("deck", ["colour"]),
+        ("num_players", "4"),
+        ("num_players", 2),
+        ("num_players", 3.5),
+        ("cards_per_player", 0),
+        ("cards_per_player", None),
+        ("num_values", 10),
+        ("num_values", True),
+        ("target_score", 0),
+        ("target_score", "10"),
+        ("moderator", "boss"),
+        ("moderator", None),
+        ("deck", None),
+        ("deck", 1),
+        ("deck", []),
+        ("deck", ""),
+        ("deck", ["total", 3]),
+        ("deck", ["colour"]),
         ("deck", "standard,total"),
-        ("max_questions", 0), ("max_questions", 1.5),
-        ("valids_in_observation", 2), ("valids_in_observation", "yes"),
-        ("analysts", None), ("analysts", 0), ("analysts", [0, 7]), ("analysts", "0,7"), ("analysts", "some"),
-        ("analysts", ""), ("analysts", True), ("analysts", [True]), ("analysts", [0.5]), ("analysts", {"0": 1}),
+        ("max_questions", 0),
+        ("max_questions", 1.5),
+        ("valids_in_observation", 2),
+        ("valids_in_observation", "yes"),
+        ("analysts", None),
+        ("analysts", 0),
+        ("analysts", [0, 7]),
+        ("analysts", "0,7"),
+        ("analysts", "some"),
+        ("analysts", ""),
+        ("analysts", True),
+        ("analysts", [True]),
+        ("analysts", [0.5]),
+        ("analysts", {"0": 1}),
     ],
 )
 def test_every_bad_argument_is_refused_by_name(name, value):
@@ -343,7 +375,17 @@ def test_every_bad_argument_is_refused_by_name(name, value):
         ("analysts", ["all", [0, 1, 2, 3], "3;2;1;0", range(4)], "all"),
         ("analysts", ["none", [], ()], "none"),
         ("analysts", ["1", [1], "1;"], "1"),
-        ("deck", [["total", "missing_values"], ("total", "missing_values"), "total,missing_values", "total;missing_values", ["total", "missing_values", "total"]], "total,missing_values"),
+        (
+            "deck",
+            [
+                ["total", "missing_values"],
+                ("total", "missing_values"),
+                "total,missing_values",
+                "total;missing_values",
+                ["total", "missing_values", "total"],
+            ],
+            "total,missing_values",
+        ),
         ("deck", ["standard", [q.id for q in standard_deck()]], "standard"),
     ],
 )
@@ -356,8 +398,18 @@ def test_list_arguments_take_their_natural_spellings(name, values, canonical):
 
 @pytest.mark.parametrize(
     "extra",
-    ["", ",analysts=0;2", ",analysts=all", ",analysts=none", ",analysts=1;", ",analysts=2;1;0",
-     ",deck=total", ",deck=total;missing_values;count_2", ",deck=standard", ",analysts=0;1,deck=highest;lowest"],
+    [
+        "",
+        ",analysts=0;2",
+        ",analysts=all",
+        ",analysts=none",
+        ",analysts=1;",
+        ",analysts=2;1;0",
+        ",deck=total",
+        ",deck=total;missing_values;count_2",
+        ",deck=standard",
+        ",analysts=0;1,deck=highest;lowest",
+    ],
 )
 def test_openspiel_game_strings_round_trip(extra):
     game = pyspiel.load_game(f"hiddenhand_egghead(num_players=3,cards_per_player=1,num_values=3,target_score=3{extra})")

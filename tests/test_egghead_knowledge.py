@@ -4,12 +4,11 @@ against the study's per-player conditional tables implemented literally."""
 
 import numpy as np
 import pytest
+from egghead_reference import ConditionalTables
 
 from hiddenhand.envs.egghead import Knowledge
 from hiddenhand.envs.egghead_deck import Hands, deck_from, standard_deck
 from hiddenhand.envs.egghead_knowledge import _multisets, answer_grid
-
-from egghead_reference import ConditionalTables
 
 EXAMPLE = [(1, 2, 2), (4, 5, 6), (3, 3, 3)]
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from conftest import decisions, play_out
+
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, make_agent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.training import head_to_head
@@ -96,7 +96,10 @@ def test_hard_reads_an_aggressive_opponent():
 
 
 @pytest.mark.parametrize("level", ["easy", "medium", "hard"])
-@pytest.mark.parametrize("kwargs", [dict(num_cards=13), dict(num_cards=5), dict(num_cards=8, reveal_bids=False), dict(num_cards=6, num_players=3)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(num_cards=13), dict(num_cards=5), dict(num_cards=8, reveal_bids=False), dict(num_cards=6, num_players=3)],
+)
 def test_policies_are_distributions_on_legal_actions(level, kwargs, rng):
     rules = GoofspielRules(**kwargs)
     agent = GoofspielHeuristic(level, seed=1)
@@ -126,5 +129,7 @@ def test_hard_beats_random_at_13_cards():
 def test_unknown_level_and_agent_names():
     with pytest.raises(ValueError, match="level='expert' is not allowed; choose one of: 'easy', 'medium', 'hard'"):
         GoofspielHeuristic("expert")
-    with pytest.raises(ValueError, match="unknown agent 'expert' for goofspiel; choose one of: random, easy, medium, hard, equilibrium"):
+    with pytest.raises(
+        ValueError, match="unknown agent 'expert' for goofspiel; choose one of: random, easy, medium, hard, equilibrium"
+    ):
         make_agent("goofspiel", "expert")

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-
 from conftest import decisions, play_out
-from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError
+
+from hiddenhand.core import CHANCE, IllegalActionError
 from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, scores_to_returns
 
 
@@ -41,9 +41,7 @@ def test_three_player_tie_for_highest_bid_discards_even_with_a_lower_bid():
     assert state.is_terminal() and state.history[-1].winner is None
 
 
-@pytest.mark.parametrize(
-    "order, expected", [("ascending", [1, 2, 3, 4]), ("descending", [4, 3, 2, 1])]
-)
+@pytest.mark.parametrize("order, expected", [("ascending", [1, 2, 3, 4]), ("descending", [4, 3, 2, 1])])
 def test_fixed_prize_orders_have_no_chance_nodes(order, expected):
     state = GoofspielRules(num_cards=4, prize_order=order).new_initial_state()
     seen = []
@@ -111,7 +109,10 @@ def test_illegal_actions_name_the_legal_ones():
         ({"num_cards": 14}, r"num_cards=14"),
         ({"num_cards": 2.5}, r"not an integer"),
         ({"num_players": 7}, r"num_players=7 is out of range; allowed: 2 to 6"),
-        ({"prize_order": "shuffled"}, r"prize_order='shuffled' is not allowed; choose one of: 'random', 'ascending', 'descending'"),
+        (
+            {"prize_order": "shuffled"},
+            r"prize_order='shuffled' is not allowed; choose one of: 'random', 'ascending', 'descending'",
+        ),
         ({"scoring": "points"}, r"scoring='points'.*'point_difference', 'win_loss', 'total_points'"),
         ({"reveal_bids": "yes"}, r"reveal_bids='yes' is not a boolean"),
         ({"num_cards": float("inf")}, r"num_cards=inf is not an integer"),
@@ -187,7 +188,7 @@ def test_invariants_under_random_play(players, reveal, rng):
     for _ in range(500):
         state = rules.new_initial_state()
         count = 0
-        for state in decisions(state, rng):
+        for _ in decisions(state, rng):  # yields the same state, ready for its next move
             p = state.current_player()
             mask = state.action_mask(p)
             assert mask.tolist() == [int(a in state.legal_actions(p)) for a in range(n)]
@@ -214,4 +215,4 @@ def test_clone_is_independent(rules5):
     copy.apply(0)
     assert state.current_player() == 0 and copy.current_player() == 1
     assert state.information_state_string(0) != copy.information_state_string(0)
-    assert state.observation_tensor(0)[rules5.layout.hand] == 1.0
+    assert state.observation_tensor(0)[rules5.layout.offset("hand")] == 1.0

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 import pytest
+from gops_reference import highs_value, plain_values
 
 import hiddenhand.openspiel as ho
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, load_agent
@@ -16,7 +17,6 @@ from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns, solve
 from hiddenhand.solvers.matrix_game import solve_game
-from gops_reference import highs_value, plain_values
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gops_first_move_n5.csv"
 
@@ -29,7 +29,9 @@ def solutions():
 def test_matrix_games_against_highs(rng):
     for _ in range(400):
         rows, cols = rng.integers(1, 8, size=2)
-        m = rng.integers(-3, 4, size=(rows, cols)) * rng.choice([1.0, 0.37, 13.0]) + rng.choice([0.0, 1e-13], size=(rows, cols))
+        m = rng.integers(-3, 4, size=(rows, cols)) * rng.choice([1.0, 0.37, 13.0]) + rng.choice(
+            [0.0, 1e-13], size=(rows, cols)
+        )
         value, x, y = solve_game(m)
         assert value == pytest.approx(highs_value(m), abs=1e-9)
         assert x.sum() == pytest.approx(1) and y.sum() == pytest.approx(1) and x.min() >= -1e-12 and y.min() >= -1e-12
@@ -39,14 +41,58 @@ def test_matrix_games_against_highs(rng):
 def test_round_off_regression():
     """A 13-card level-6 game whose rows differ by 1e-14: a naive simplex saw an unbounded
     column here and divided by zero."""
-    m = np.array([
-        [-29.241046706453282, -32.64953286290237, -28.547991911808538, -26.31763363906149, -24.095185404793938, -24.095185404793938],
-        [-24.241046706453282, -32.64953286290236, -28.54799191180854, -26.31763363906149, -24.095197328265606, -24.095197328265606],
-        [-24.241046706453282, -32.64953286290236, -28.54799191180854, -26.31763363906149, -24.095197328265606, -24.095197328265606],
-        [-24.241046706453282, -32.64953286290236, -28.54799191180854, -26.31763363906149, -24.095197328265606, -24.095197328265606],
-        [-26.224776765701087, -22.649532862902362, -32.64953286290236, -30.33319196692819, -28.248864562676694, -28.248864562676694],
-        [-30.921649484536083, -29.0, -24.768413398985142, -29.768413398985142, -34.768413398985146, -34.768413398985146],
-    ])
+    m = np.array(
+        [
+            [
+                -29.241046706453282,
+                -32.64953286290237,
+                -28.547991911808538,
+                -26.31763363906149,
+                -24.095185404793938,
+                -24.095185404793938,
+            ],
+            [
+                -24.241046706453282,
+                -32.64953286290236,
+                -28.54799191180854,
+                -26.31763363906149,
+                -24.095197328265606,
+                -24.095197328265606,
+            ],
+            [
+                -24.241046706453282,
+                -32.64953286290236,
+                -28.54799191180854,
+                -26.31763363906149,
+                -24.095197328265606,
+                -24.095197328265606,
+            ],
+            [
+                -24.241046706453282,
+                -32.64953286290236,
+                -28.54799191180854,
+                -26.31763363906149,
+                -24.095197328265606,
+                -24.095197328265606,
+            ],
+            [
+                -26.224776765701087,
+                -22.649532862902362,
+                -32.64953286290236,
+                -30.33319196692819,
+                -28.248864562676694,
+                -28.248864562676694,
+            ],
+            [
+                -30.921649484536083,
+                -29.0,
+                -24.768413398985142,
+                -29.768413398985142,
+                -34.768413398985146,
+                -34.768413398985146,
+            ],
+        ]
+    )
     assert solve_game(m)[0] == pytest.approx(highs_value(m), abs=1e-9)
 
 
@@ -66,7 +112,20 @@ def test_every_state_matches_a_plain_recursion(n, solutions):
 
 def test_pattern_counts_and_antisymmetry(solutions):
     assert [len(level_patterns(k, 13)) for k in range(14)] == [
-        1, 3, 13, 63, 321, 1683, 8989, 45207, 117295, 110641, 37401, 4423, 157, 1,
+        1,
+        3,
+        13,
+        63,
+        321,
+        1683,
+        8989,
+        45207,
+        117295,
+        110641,
+        37401,
+        4423,
+        157,
+        1,
     ]
     solution = solutions[7]
     cards = range(1, 8)
@@ -96,7 +155,9 @@ def test_strategies_are_equilibria_of_their_matrix_games(solutions):
     for upcard in p:
         mine, theirs = solution.strategy(a, b, p, upcard)
         rest = [c for c in p if c != upcard]
-        m = np.array([[((x > y) - (x < y)) * upcard + solution.value(set(a) - {x}, set(b) - {y}, rest) for y in b] for x in a])
+        m = np.array(
+            [[((x > y) - (x < y)) * upcard + solution.value(set(a) - {x}, set(b) - {y}, rest) for y in b] for x in a]
+        )
         x = np.array([mine.get(c, 0.0) for c in a])
         y = np.array([theirs.get(c, 0.0) for c in b])
         value = highs_value(m)
@@ -155,7 +216,7 @@ def test_equilibrium_agent_plays_and_refuses_other_games(solutions, tmp_path):
     hidden.apply(0)
     with pytest.raises(ValueError, match="revealed bids"):
         agent.policy(hidden.observation(0))
-    with pytest.raises(ValueError, match="plays the game"):
+    with pytest.raises(ValueError, match="exact equilibrium is of the game"):
         load_agent("goofspiel", "equilibrium", GoofspielRules(num_cards=5, scoring="win_loss").params)
     with pytest.raises(ValueError, match="hiddenhand solve goofspiel --cards 12"):
         load_agent("goofspiel", "equilibrium", GoofspielRules(num_cards=12).params)

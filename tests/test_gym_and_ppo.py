@@ -80,7 +80,17 @@ def test_illegal_actions_end_the_episode_or_raise():
 @pytest.fixture(scope="module")
 def ppo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ppo4")
-    curve = train_ppo("goofspiel", dict(num_cards=4), 8192, out, seed=0, snapshot_every=1024, eval_every=4096, eval_games=100, progress=False)
+    curve = train_ppo(
+        "goofspiel",
+        dict(num_cards=4),
+        8192,
+        out,
+        seed=0,
+        snapshot_every=1024,
+        eval_every=4096,
+        eval_games=100,
+        progress=False,
+    )
     return out, curve
 
 
@@ -105,18 +115,54 @@ def test_saved_agents_act_identically(ppo_run):
         obs = state.observation(state.current_player())
         assert np.array_equal(trained.policy(obs), again.policy(obs))
         state.apply(trained.act(obs))
-    with pytest.raises(ValueError, match="was trained on goofspiel"):
+    with pytest.raises(ValueError, match="was made for goofspiel with"):
         load_agent("goofspiel", str(out), GoofspielRules(num_cards=5).params)
     rows = list(csv.DictReader(open(out / "curve.csv")))
     assert [int(r["steps"]) for r in rows] == [4096, 8192] and (out / "curve.png").exists()
 
 
 def test_ppo_on_other_games_and_the_command(tmp_path, capsys):
-    curve = train_ppo("spoof", dict(matches=2, objective="round"), 1024, tmp_path / "spoof", eval_every=512, eval_games=20, progress=False)
+    curve = train_ppo(
+        "spoof",
+        dict(matches=2, objective="round"),
+        1024,
+        tmp_path / "spoof",
+        eval_every=512,
+        eval_games=20,
+        progress=False,
+    )
     assert curve[-1].exploitability is not None and 0 <= curve[-1].exploitability <= 0.5
-    curve = train_ppo("bid_spoof", dict(num_players=3, coins=1, objective="round"), 1024, tmp_path / "bid", eval_every=1024, eval_games=10, progress=False)
+    curve = train_ppo(
+        "bid_spoof",
+        dict(num_players=3, coins=1, objective="round"),
+        1024,
+        tmp_path / "bid",
+        eval_every=1024,
+        eval_games=10,
+        progress=False,
+    )
     assert curve[-1].exploitability is None and set(curve[-1].against) == {"random", "heuristic"}
-    assert main(["train", "ppo", "--game", "egghead", "--param", "num_players=3", "--param", "valids_in_observation=true",
-                 "--param", "target_score=1", "--timesteps", "600", "--eval-every", "600", "--eval-games", "3",
-                 "--out", str(tmp_path / "egg")]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "ppo",
+                "egghead",
+                "--players",
+                "3",
+                "--valids-in-observation",
+                "--target",
+                "1",
+                "--timesteps",
+                "600",
+                "--eval-every",
+                "600",
+                "--eval-games",
+                "3",
+                "--out",
+                str(tmp_path / "egg"),
+            ]
+        )
+        == 0
+    )
     assert "exploitability n/a" in capsys.readouterr().out

@@ -36,7 +36,11 @@ def cfr_plus_nash_conv(game, iterations=100):
 def test_registration_parameters_and_players():
     game = pyspiel.load_game("hiddenhand_goofspiel(num_cards=4)")
     assert game.get_parameters() == {
-        "num_cards": 4, "num_players": 2, "prize_order": "random", "scoring": "point_difference", "reveal_bids": True,
+        "num_cards": 4,
+        "num_players": 2,
+        "prize_order": "random",
+        "scoring": "point_difference",
+        "reveal_bids": True,
     }
     assert game.num_distinct_actions() == 4 and game.max_chance_outcomes() == 4
     assert game.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
@@ -53,7 +57,12 @@ def test_registration_parameters_and_players():
 
 
 def test_to_pyspiel_takes_every_face():
-    for thing in (goofspiel_v0.env(num_cards=3), goofspiel_v0.raw_env(num_cards=3), goofspiel_v0.parallel_env(num_cards=3), GoofspielRules(num_cards=3)):
+    for thing in (
+        goofspiel_v0.env(num_cards=3),
+        goofspiel_v0.raw_env(num_cards=3),
+        goofspiel_v0.parallel_env(num_cards=3),
+        GoofspielRules(num_cards=3),
+    ):
         assert ho.to_pyspiel(thing).get_parameters()["num_cards"] == 3
     with pytest.raises(TypeError, match="takes a hiddenhand env or Rules"):
         ho.to_pyspiel("goofspiel")

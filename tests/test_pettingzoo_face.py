@@ -84,7 +84,11 @@ def test_rewards_reach_every_player_at_the_end():
             finals[agent] = reward
             env.step(None)
         else:
-            env.step({"player_0": 2, "player_1": 1}[agent] if env.unwrapped.game_state.prize == 3 else int(np.flatnonzero(obs["action_mask"])[0]))
+            env.step(
+                {"player_0": 2, "player_1": 1}[agent]
+                if env.unwrapped.game_state.prize == 3
+                else int(np.flatnonzero(obs["action_mask"])[0])
+            )
     # Prize 3: 3 vs 2 to player_0. Prize 2: 1 vs 1 tie. Prize 1: 2 vs 3 to player_1.
     assert finals == {"player_0": 2.0, "player_1": -2.0}
 

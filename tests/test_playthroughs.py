@@ -12,21 +12,24 @@ from absl import flags
 from open_spiel.python.algorithms import generate_playthrough
 
 import hiddenhand.openspiel as ho
-from hiddenhand.envs import ENV_MODULES
+from hiddenhand.registry import games
 
 FOLDER = Path(__file__).parent / "playthroughs"
 
 
-@pytest.mark.parametrize("game", list(ENV_MODULES))
+@pytest.mark.parametrize("game", list(games()))
 def test_playthrough_matches_the_kept_one(game, request):
-    rules = ENV_MODULES[game].raw_env.rules_class(**ENV_MODULES[game].raw_env.configurations["tiny"])
+    declared = games()[game]
+    rules = declared.rules(**declared.env.configurations["tiny"])
     text = generate_playthrough.playthrough(str(ho.to_pyspiel(rules)), action_sequence=None, seed=1)
     path = FOLDER / f"{game}.txt"
     if request.config.getoption("--update-playthroughs"):
         path.write_text(text)
     assert path.exists(), f"no kept playthrough for {game}: run pytest {__file__} --update-playthroughs"
     kept = path.read_text()
-    assert text == kept, f"{game}'s playthrough changed: if intended, rerun with --update-playthroughs and review the diff"
+    assert text == kept, (
+        f"{game}'s playthrough changed: if intended, rerun with --update-playthroughs and review the diff"
+    )
 
 
 def test_the_kept_playthroughs_replay():
@@ -34,6 +37,6 @@ def test_the_kept_playthroughs_replay():
     states (a second reading of the same files, through OpenSpiel's parser)."""
     if not flags.FLAGS.is_parsed():  # the reader consults one of OpenSpiel's command-line flags
         flags.FLAGS.mark_as_parsed()
-    for game in ENV_MODULES:
+    for game in games():
         expected, actual = generate_playthrough.replay(str(FOLDER / f"{game}.txt"))
         assert expected == actual, game

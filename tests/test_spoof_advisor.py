@@ -4,8 +4,9 @@ equilibrium opponent the values the solvers give."""
 import numpy as np
 import pytest
 
+from hiddenhand.agents.spoof import cached_solution
 from hiddenhand.cli import main
-from hiddenhand.solvers.spoof import cached_solution, solve_round
+from hiddenhand.solvers.spoof import solve_round
 from hiddenhand.spoof_advisor import advise
 
 
@@ -38,9 +39,13 @@ def test_against_the_equilibrium_the_best_hand_is_worth_the_round_value(mine, th
 def test_game_objective_utilities_are_win_probabilities():
     solution = cached_solution(3)
     advice = advise(2, 3, "first", objective="game")
-    assert np.nanmax(advice.utilities["equilibrium"]) == pytest.approx(solution.first_bidder_win_probability(2, 3), abs=1e-9)
+    assert np.nanmax(advice.utilities["equilibrium"]) == pytest.approx(
+        solution.first_bidder_win_probability(2, 3), abs=1e-9
+    )
     second = advise(2, 3, "second", objective="game")
-    assert np.nanmax(second.utilities["equilibrium"]) == pytest.approx(1 - solution.first_bidder_win_probability(3, 2), abs=1e-9)
+    assert np.nanmax(second.utilities["equilibrium"]) == pytest.approx(
+        1 - solution.first_bidder_win_probability(3, 2), abs=1e-9
+    )
 
 
 def test_forbidden_choices_and_bad_requests():
@@ -63,11 +68,14 @@ def test_cli_solve_and_advise(capsys):
     assert main(["advise", "spoof", "--mine", "3", "--theirs", "2"]) == 0
     out = capsys.readouterr().out
     assert "forbidden" not in out and out.count("*") >= 2
-    assert main(["advise", "spoof", "--mine", "3", "--theirs", "3", "--seat", "second", "--hold", "2", "--their-bid", "2"]) == 0
+    assert (
+        main(["advise", "spoof", "--mine", "3", "--theirs", "3", "--seat", "second", "--hold", "2", "--their-bid", "2"])
+        == 0
+    )
     assert "forbidden" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["advise", "spoof", "--mine", "0", "--theirs", "3"])
-    assert "mine=0 is out of range" in capsys.readouterr().err
+    assert "argument --mine: 0 is out of range" in capsys.readouterr().err
 
 
 def test_play_spoof_in_the_terminal():

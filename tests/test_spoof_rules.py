@@ -52,7 +52,9 @@ def test_legal_moves_and_illegal_ones():
     state = rules.new_initial_state()
     # Both hands are due: both players have their holds, up to their own matches.
     assert state.legal_actions(0) == [0, 1, 2] and state.legal_actions(1) == [0, 1, 2, 3]
-    with pytest.raises(IllegalActionError, match=r"action 3 \(Hold 3\) is illegal for player 0.*legal actions: 0 \(Hold 0\)"):
+    with pytest.raises(
+        IllegalActionError, match=r"action 3 \(Hold 3\) is illegal for player 0.*legal actions: 0 \(Hold 0\)"
+    ):
         state.apply(3)
     state.apply(rules.hold_action(2))
     assert state.legal_actions(0) == []
@@ -61,12 +63,18 @@ def test_legal_moves_and_illegal_ones():
     assert state.legal_actions(0) == [rules.bid_action(b) for b in range(6)]
     state.apply(rules.bid_action(4))
     assert rules.bid_action(4) not in state.legal_actions(1)
-    with pytest.raises(IllegalActionError, match=r"action 8 \(Bid 4\) is illegal for player 1.*7 \(Bid 3\), 9 \(Bid 5\)$"):
+    with pytest.raises(
+        IllegalActionError, match=r"action 8 \(Bid 4\) is illegal for player 1.*7 \(Bid 3\), 9 \(Bid 5\)$"
+    ):
         state.apply(rules.bid_action(4))
 
 
 def test_one_round_pays_the_diagrams_utilities():
-    for holds, bids, returns in [((2, 1), (3, 4), [1.0, 0.0]), ((2, 1), (4, 3), [0.0, 1.0]), ((2, 1), (0, 6), [0.5, 0.5])]:
+    for holds, bids, returns in [
+        ((2, 1), (3, 4), [1.0, 0.0]),
+        ((2, 1), (4, 3), [0.0, 1.0]),
+        ((2, 1), (0, 6), [0.5, 0.5]),
+    ]:
         state = play_round(SpoofRules(objective="round").new_initial_state(), holds, bids)
         assert state.is_terminal() and state.returns() == returns
 
@@ -83,7 +91,9 @@ def test_max_rounds_stops_the_game_as_a_truncated_draw():
     for _ in range(2):
         for step in ((1, 1), (0, 1)):
             for value in step:
-                env.step(rules.hold_action(value) if env.unwrapped.game_state.holds.count(None) else rules.bid_action(value))
+                env.step(
+                    rules.hold_action(value) if env.unwrapped.game_state.holds.count(None) else rules.bid_action(value)
+                )
     assert all(env.truncations.values()) and not any(env.terminations.values())
 
 

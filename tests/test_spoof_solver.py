@@ -8,17 +8,17 @@ import math
 import numpy as np
 import pyspiel
 import pytest
+from conftest import finite_horizon_values
 from open_spiel.python.algorithms import sequence_form_lp
 
 import hiddenhand.openspiel as ho
-from hiddenhand.envs.spoof import SpoofRules
-from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
-from hiddenhand.solvers.matrix_game import solve_game
-from hiddenhand.solvers.spoof import SpoofRounds, cached_solution, solve_round
-from hiddenhand.training import play_games
 from hiddenhand.agents import make_agent
-
-from conftest import finite_horizon_values
+from hiddenhand.agents.spoof import SpoofEquilibriumAgent, cached_solution
+from hiddenhand.envs.spoof import SpoofRules
+from hiddenhand.solvers.matrix_game import solve_game
+from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
+from hiddenhand.solvers.spoof import SpoofRounds, solve_round
+from hiddenhand.training import play_games
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def solution():
 def test_round_equilibrium_has_no_best_response_gain(first, second):
     game = pyspiel.load_game(f"hiddenhand_spoof(matches={first},matches_p1={second},objective=round)")
     value, _ = solve_round(first, second)
-    agent = cached_solution(3).agent(matches=(first, second), objective="round")
+    agent = SpoofEquilibriumAgent(SpoofRules(matches=(first, second), objective="round"))
     assert ho.nash_conv(game, agent) < 1e-8  # OpenSpiel's exact best response, the agent in both seats
     assert value == pytest.approx(solve_sequence_form(game).value, abs=1e-9)
 

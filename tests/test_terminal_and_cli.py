@@ -75,12 +75,22 @@ def test_tournament_command(capsys):
     "argv, message",
     [
         (["tournament", "goofspiel", "--cards", "20"], "num_cards=20 is out of range; allowed: 2 to 13"),
-        (["tournament", "goofspiel", "--agents", "random,wizard"], "'wizard' is neither an agent (random, easy, medium, hard, equilibrium) nor a saved policy"),
-        (["tournament", "goofspiel", "--games", "0"], "--games=0 must be at least 1"),
-        (["play", "goofspiel", "--seat", "2"], "seat=2 is out of range; allowed: 0 to 1"),
+        (
+            ["tournament", "goofspiel", "--agents", "random,wizard"],
+            "'wizard' is neither an agent of goofspiel (random, easy, medium, hard, equilibrium) nor a saved policy",
+        ),
+        (["tournament", "goofspiel", "--games", "0"], "argument --games: 0 is out of range; allowed: 1 or more"),
+        (["play", "goofspiel", "--seed", "-1"], "argument --seed: -1 is out of range"),
+        (["solve", "goofspiel", "--out", ""], "the --out path is empty"),
+        (["train", "cfr", "spoof", "--out", "x"], "Configurations of spoof that fit: tiny"),
+        (["train", "cfr", "goofspiel", "--cards", "5", "--scoring", "total_points", "--out", "x"], "general-sum"),
+        (["play", "goofspiel", "--seat", "2"], "--seat 2: this game has seats 0 to 1"),
         (["tournament", "goofspiel", "--agents", "random,/"], "'/' is neither an agent"),
         (["tournament", "goofspiel", "--agents", "easy,easy"], "fewer than two different agents"),
-        (["train", "cfr", "--cards", "1", "--out", "/nonexistent/x"], "num_cards=1 is out of range; allowed: 2 to 13"),
+        (
+            ["train", "cfr", "goofspiel", "--cards", "1", "--out", "/nonexistent/x"],
+            "--cards: num_cards=1 is out of range",
+        ),
     ],
 )
 def test_cli_errors_are_one_clear_line(argv, message, capsys):
@@ -92,10 +102,23 @@ def test_cli_errors_are_one_clear_line(argv, message, capsys):
 
 
 def test_module_entry_point_help():
-    out = subprocess.run([sys.executable, "-m", "hiddenhand", "--help"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "hiddenhand", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "play" in out and "tournament" in out
-    sub = subprocess.run([sys.executable, "-m", "hiddenhand", "play", "goofspiel", "--help"], capture_output=True, text=True, check=True).stdout
-    for flag in ("--cards", "--players", "--prize-order", "--scoring", "--hidden-bids", "--opponent", "--seat", "--seed"):
+    sub = subprocess.run(
+        [sys.executable, "-m", "hiddenhand", "play", "goofspiel", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for flag in (
+        "--cards",
+        "--players",
+        "--prize-order",
+        "--scoring",
+        "--no-reveal-bids",
+        "--opponent",
+        "--seat",
+        "--seed",
+    ):
         assert flag in sub
 
 

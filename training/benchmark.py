@@ -10,16 +10,17 @@ reports for every trained agent, and for the equilibrium and the heuristics as r
 - head-to-head results against the equilibrium agent and each heuristic, with 95%
   intervals, seats alternating.
 
-The games are the ones where CFR is affordable and an exact measure exists: Goofspiel with
-4 cards (the exact dynamic programme measures exploitability), and single rounds of Spoof
-(3 matches each) and two-player Bid Spoof (3 coins), where OpenSpiel's best response
-measures it. The whole games of Spoof and Bid Spoof are solved exactly too
-(``hiddenhand solve``), but their trees have no bound, so no CFR runs on them.
+What it plays is declared with each game (``Game.benchmark``): today Goofspiel with 4 cards
+(the exact dynamic programme measures exploitability), and single rounds of Spoof (3
+matches each) and two-player Bid Spoof (3 coins), where OpenSpiel's best response measures
+it. The whole games of Spoof and Bid Spoof are solved exactly too (``hiddenhand solve``),
+but their trees have no bound, so no CFR runs on them. Configurations without an exact
+measure are played as every-seating tournaments of their declared line-up: one round of
+three-player Bid Spoof (with CFR+) and EggHead (a behavioural analyst against two naive
+deducers, the env's public model told where the analyst sits).
 
-For three and more players there is no exact solution: one round of three-player Bid Spoof
-(CFR+ against the heuristic and random play) and EggHead (a behavioural analyst against two
-naive deducers, the env's public model told where the analyst sits) are played as
-every-seating tournaments.
+Ctrl-C stops the whole benchmark: the report is written with the sections that finished
+and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 
 Writes REPORT.md (the tables), one PNG per two-player game (exploitability against
 wall-clock seconds, every method on one figure) and summary.json into ``out``, and prints
@@ -33,15 +34,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiddenhand.agents import HEURISTICS, make_agent
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.agents.ppo import PPOAgent
-from hiddenhand.envs import ENV_MODULES
 from hiddenhand.files import atomic_write, write_figure
+from hiddenhand.interrupt import Interrupted
+from hiddenhand.registry import Benchmark, Game, games
 from hiddenhand.training.cfr import train_cfr
 from hiddenhand.training.evaluation import MatchResult, head_to_head, tournament
-from hiddenhand.training.ppo import exact_exploitability, train_ppo
+from hiddenhand.training.ppo import train_ppo
 from hiddenhand.validation import check_choice
 
 
@@ -54,21 +55,15 @@ class Budget:
     games: int
     many_cfr_iterations: int
     tournament_games: int
-    egghead_target: int
+    small: bool
 
 
 BUDGETS = {
-    "small": Budget(200, 5000, 30_000, 6, 400, 100, 60, 5),
-    "full": Budget(2000, 100_000, 300_000, 12, 2000, 1000, 300, 10),
+    "small": Budget(200, 5000, 30_000, 6, 400, 100, 60, True),
+    "full": Budget(2000, 100_000, 300_000, 12, 2000, 1000, 300, False),
 }
 """``small`` runs in a few minutes on two cores (what ``make run`` runs); ``full`` trains
 ten times longer and plays five times more games."""
-
-TWO_PLAYER = [
-    ("goofspiel", {"num_cards": 4}),
-    ("spoof", {"matches": 3, "objective": "round"}),
-    ("bid_spoof", {"num_players": 2, "coins": 3, "objective": "round"}),
-]
 
 
 @dataclass
@@ -81,37 +76,43 @@ class Row:
     against: dict[str, MatchResult]
 
 
-def _rules(game: str, kwargs: dict):
-    return ENV_MODULES[game].raw_env.rules_class(**kwargs)
+def _rules(game: Game, entry: Benchmark, budget: Budget):
+    return game.rules(**{**entry.params, **(entry.small if budget.small else {})})
 
 
-def _two_player_game(game: str, kwargs: dict, budget: Budget, out: Path, seed: int, progress: bool):
-    rules = _rules(game, kwargs)
+def _two_player_game(game: Game, rules, budget: Budget, out: Path, seed: int, progress: bool):
     params = rules.params
     curves: dict[str, list[tuple[float, float]]] = {}
     trained: dict[str, tuple[Agent, float]] = {}
     for algorithm, iterations in (("cfr+", budget.cfr_iterations), ("mccfr-external", budget.mccfr_iterations)):
-        run = out / game / algorithm
-        curve = train_cfr(rules, algorithm, iterations, max(1, iterations // budget.evaluations), run, seed=seed, progress=progress)
+        run = out / game.name / algorithm
+        curve = train_cfr(
+            rules, algorithm, iterations, max(1, iterations // budget.evaluations), run, seed=seed, progress=progress
+        )
         curves[algorithm] = [(p.seconds, p.exploitability) for p in curve]
         trained[algorithm] = (PolicyAgent.load(run, seed=seed), curve[-1].seconds)
-    run = out / game / "ppo"
+    run = out / game.name / "ppo"
     curve = train_ppo(
-        game, kwargs, budget.ppo_steps, run, seed=seed, eval_every=max(1, budget.ppo_steps // budget.evaluations),
-        eval_games=50, progress=progress,
+        game.name,
+        params,
+        budget.ppo_steps,
+        run,
+        seed=seed,
+        eval_every=max(1, budget.ppo_steps // budget.evaluations),
+        eval_games=50,
+        progress=progress,
     )
     curves["ppo"] = [(p.seconds, p.exploitability) for p in curve]
     trained["ppo"] = (PPOAgent.load(run, seed=seed), curve[-1].seconds)
-    equilibrium = make_agent(game, "equilibrium", params, seed=seed)
-    opponents = {"equilibrium": equilibrium, **{name: make_agent(game, name, params, seed=seed) for name in HEURISTICS[game]}}
+    opponents = {name: game.make_agent(name, rules, seed=seed) for name in ("equilibrium", *game.heuristics)}
     rows = []
     for name, (agent, seconds) in trained.items():
         against = {o: head_to_head(rules, agent, opp, budget.games, seed=seed) for o, opp in opponents.items()}
-        rows.append(Row(name, seconds, exact_exploitability(rules, agent), against))
+        rows.append(Row(name, seconds, game.exact_exploitability(rules, agent), against))
     for name, agent in opponents.items():
-        rows.append(Row(name, None, exact_exploitability(rules, agent), {}))
-    _plot(rules, curves, {r.agent: r.exploitability for r in rows if r.seconds is None}, out / f"{game}.png")
-    return rules, rows, list(opponents)
+        rows.append(Row(name, None, game.exact_exploitability(rules, agent), {}))
+    _plot(rules, curves, {r.agent: r.exploitability for r in rows if r.seconds is None}, out / f"{game.name}.png")
+    return rows, list(opponents)
 
 
 def _plot(rules, curves, references, path: Path) -> None:
@@ -137,23 +138,19 @@ def _plot(rules, curves, references, path: Path) -> None:
     write_figure(fig, path)
 
 
-def _many_players(budget: Budget, out: Path, seed: int, progress: bool) -> list[tuple[str, dict[str, MatchResult]]]:
-    tables = []
-    bid = _rules("bid_spoof", {"num_players": 3, "coins": 2, "objective": "round"})
-    run = out / "bid_spoof_3" / "cfr+"
-    train_cfr(bid, "cfr+", budget.many_cfr_iterations, budget.many_cfr_iterations, run, seed=seed, progress=progress)
-    field = [("cfr+", PolicyAgent.load(run)), ("heuristic", make_agent("bid_spoof", "heuristic", bid.params)), ("random", make_agent("bid_spoof", "random", bid.params))]
-    tables.append((repr(bid), tournament(bid, field, budget.tournament_games, seed=seed, progress=progress)))
-    egg = {"num_players": 3, "target_score": budget.egghead_target, "valids_in_observation": True}
-    field = [(name, make_agent("egghead", name, _rules("egghead", egg).params)) for name in ("analyst", "naive", "naive")]
-
-    def egghead_rules(seating: tuple[str, ...]):
-        # The public model must know where the analyst sits to read everyone's reactions right.
-        return _rules("egghead", {**egg, "analysts": str(seating.index("analyst"))})
-
-    result = tournament(_rules("egghead", egg), field, max(1, budget.tournament_games // 3), seed=seed, progress=progress, rules_for=egghead_rules)
-    tables.append((f"EggHead, 3 players, first to {budget.egghead_target} points, one analyst", result))
-    return tables
+def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
+    """An every-seating tournament of the declared line-up (CFR+ first when declared)."""
+    field: list[tuple[str, Agent]] = []
+    if entry.cfr:
+        run = out / f"{game.name}_{rules.num_players}" / "cfr+"
+        iterations = budget.many_cfr_iterations
+        train_cfr(rules, "cfr+", iterations, iterations, run, seed=seed, progress=progress)
+        field.append(("cfr+", PolicyAgent.load(run)))
+    field += [(name, game.make_agent(name, rules)) for name in entry.lineup]
+    games_per_seating = max(1, round(budget.tournament_games * entry.games_scale))
+    return tournament(
+        rules, field, games_per_seating, seed=seed, progress=progress, rules_for=game.seating_rules(rules)
+    )
 
 
 def run_benchmark(
@@ -167,28 +164,60 @@ def run_benchmark(
     start = time.perf_counter()
     lines = [f"# hiddenhand benchmark ({budget} budget, seed {seed})", ""]
     summary: dict = {"budget": budget, "seed": seed, "games": {}}
-    for game, kwargs in TWO_PLAYER:
-        rules, rows, opponents = _two_player_game(game, kwargs, spec, out, seed, progress)
-        lines += [f"## {rules!r}", "", f"![exploitability against time]({game}.png)", ""]
-        header = "| agent | training s | exploitability | NashConv | " + " | ".join(f"vs {o}" for o in opponents) + " |"
-        lines += [header, "|" + "---|" * (4 + len(opponents))]
-        for r in rows:
-            cells = [f"{r.against[o].mean:+.3f} ± {r.against[o].ci95:.3f}" if o in r.against else "" for o in opponents]
-            secs = "" if r.seconds is None else f"{r.seconds:.1f}"
-            lines.append(f"| {r.agent} | {secs} | {r.exploitability:.4f} | {2 * r.exploitability:.4f} | " + " | ".join(cells) + " |")
-        lines.append("")
-        summary["games"][repr(rules)] = [
-            {"agent": r.agent, "seconds": r.seconds, "exploitability": r.exploitability, "against": {o: m.mean for o, m in r.against.items()}}
-            for r in rows
-        ]
-    for title, table in _many_players(spec, out, seed, progress):
-        lines += [f"## {title}: every seating", "", "| agent | mean return | best (alone or tied) |", "|---|---|---|"]
-        for name, r in sorted(table.items(), key=lambda kv: -kv[1].mean):
-            lines.append(f"| {name} | {r.mean:+.3f} ± {r.ci95:.3f} | {r.wins / r.games:.1%} |")
-        lines.append("")
-        summary["games"][title] = {name: r.mean for name, r in table.items()}
-    lines.append(f"Total time: {time.perf_counter() - start:.0f} s.")
-    report = "\n".join(lines) + "\n"
+    entries = [(game, entry) for game in games().values() for entry in game.benchmark]
+    # Exact measures first (two-player games with an exploitability), then the tournaments.
+    entries.sort(key=lambda item: item[1].lineup != ())
+    current = "the set-up"
+    try:
+        for game, entry in entries:
+            rules = _rules(game, entry, spec)
+            current = repr(rules)
+            if not entry.lineup:
+                _report_two_player(
+                    game, rules, _two_player_game(game, rules, spec, out, seed, progress), lines, summary
+                )
+            else:
+                title = entry.title or repr(rules)
+                _report_table(title, _table(game, entry, rules, spec, out, seed, progress), lines, summary)
+    except KeyboardInterrupt:
+        lines += [f"**Cut short by Ctrl-C** while running {current}: that section and those after it are missing.", ""]
+        _write(out, lines, start, summary | {"interrupted": True})
+        raise Interrupted(f"benchmark stopped by Ctrl-C; the finished sections are in {out / 'REPORT.md'}") from None
+    return _write(out, lines, start, summary)
+
+
+def _report_two_player(game: Game, rules, result, lines: list[str], summary: dict) -> None:
+    rows, opponents = result
+    lines += [f"## {rules!r}", "", f"![exploitability against time]({game.name}.png)", ""]
+    header = "| agent | training s | exploitability | NashConv | " + " | ".join(f"vs {o}" for o in opponents) + " |"
+    lines += [header, "|" + "---|" * (4 + len(opponents))]
+    for r in rows:
+        cells = [f"{r.against[o].mean:+.3f} ± {r.against[o].ci95:.3f}" if o in r.against else "" for o in opponents]
+        secs = "" if r.seconds is None else f"{r.seconds:.1f}"
+        figures = f"{r.exploitability:.4f} | {2 * r.exploitability:.4f}"
+        lines.append(f"| {r.agent} | {secs} | {figures} | " + " | ".join(cells) + " |")
+    lines.append("")
+    summary["games"][repr(rules)] = [
+        {
+            "agent": r.agent,
+            "seconds": r.seconds,
+            "exploitability": r.exploitability,
+            "against": {o: m.mean for o, m in r.against.items()},
+        }
+        for r in rows
+    ]
+
+
+def _report_table(title: str, table: dict[str, MatchResult], lines: list[str], summary: dict) -> None:
+    lines += [f"## {title}: every seating", "", "| agent | mean return | best (alone or tied) |", "|---|---|---|"]
+    for name, r in sorted(table.items(), key=lambda kv: -kv[1].mean):
+        lines.append(f"| {name} | {r.mean:+.3f} ± {r.ci95:.3f} | {r.wins / r.games:.1%} |")
+    lines.append("")
+    summary["games"][title] = {name: r.mean for name, r in table.items()}
+
+
+def _write(out: Path, lines: list[str], start: float, summary: dict) -> str:
+    report = "\n".join([*lines, f"Total time: {time.perf_counter() - start:.0f} s."]) + "\n"
     with atomic_write(out / "REPORT.md", "w") as handle:
         handle.write(report)
     with atomic_write(out / "summary.json", "w") as handle:

@@ -11,7 +11,13 @@ A run writes into its output directory:
   ``hiddenhand play goofspiel --opponent DIR`` plays against;
 - ``run.json``: the game, its parameters, the algorithm and the final figures.
 
-Ctrl-C stops the run after the current iteration and still writes all four.
+Ctrl-C stops the run after the current iteration, writes the policy, then measures it
+(a second Ctrl-C skips that measure) and writes the rest, and raises
+:class:`~hiddenhand.interrupt.Interrupted` carrying the curve.
+
+The whole tree is enumerated, so before building it the run estimates its size (Knuth's
+random-probe estimator) and refuses games that would not fit, naming the declared
+configurations that do.
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pyspiel
 from tqdm.auto import tqdm
 
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import Rules
 from hiddenhand.files import atomic_write, write_figure
+from hiddenhand.interrupt import Interrupted, unless_interrupted
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, to_tabular
 
 ALGORITHMS = ("cfr", "cfr+", "mccfr-external", "mccfr-outcome")
@@ -87,6 +95,7 @@ def train_cfr(
         raise ValueError(f"CFR here measures NashConv of zero-sum or constant-sum games; {rules!r} is general-sum")
     if rules.max_game_length == 0:
         raise ValueError(f"{rules!r} has no decision to learn")
+    check_tree_size(rules)
     out = Path(out_dir)
     game = HiddenhandGame(rules)
     tree = cached_tree(game)
@@ -99,6 +108,7 @@ def train_cfr(
         curve.append(CurvePoint(done, seconds, conv, conv / rules.num_players))
         _write_curve(out / "curve.csv", curve)
 
+    interrupted = False
     with tqdm(total=iterations, desc=f"{algorithm} on {rules.name}", disable=not progress, unit="it") as bar:
         try:
             while done < iterations:
@@ -113,18 +123,67 @@ def train_cfr(
         except KeyboardInterrupt:
             if done == 0:
                 raise
-            bar.write(f"interrupted after {done} iterations; writing what was reached")
-    if not curve or curve[-1].iteration != done:
-        evaluate()
+            interrupted = True
+            bar.write(f"interrupted after {done} iterations: saving the policy, then measuring it (Ctrl-C skips that)")
     PolicyAgent.from_openspiel(tree, solver.solver.average_policy()).save(out)
-    plot_curves({algorithm: curve}, out / "curve.png", title=f"{algorithm} on {_describe(rules)}")
+    if not curve or curve[-1].iteration != done:
+        _, skipped = unless_interrupted(evaluate)
+        interrupted |= skipped
+    if curve:
+        plot_curves({algorithm: curve}, out / "curve.png", title=f"{algorithm} on {_describe(rules)}")
+    final = asdict(curve[-1]) if curve else None
     with atomic_write(out / "run.json", "w") as handle:
-        json.dump(
-            {"game": rules.name, "params": rules.params, "algorithm": algorithm, "seed": seed, "final": asdict(curve[-1])},
-            handle,
-            indent=2,
+        record = {"game": rules.name, "params": rules.params, "algorithm": algorithm, "seed": seed}
+        json.dump({**record, "iterations": done, "interrupted": interrupted, "final": final}, handle, indent=2)
+    if interrupted:
+        raise Interrupted(
+            f"{algorithm} stopped by Ctrl-C after {done} of {iterations} iterations; results in {out}", curve
         )
     return curve
+
+
+TREE_LIMIT = 1_000_000
+"""Histories a CFR run may enumerate: 4-card Goofspiel (about 27,000) takes seconds; 5 cards
+(about 3.4 million) take minutes and gigabytes."""
+
+
+def estimate_tree_size(rules: Rules, probes: int = 300, seed: int = 0, cap: float = 1e12) -> float:
+    """An unbiased estimate of the number of histories (Knuth, 1975): follow a uniformly
+    random path and multiply the branching factors met; the mean over probes. Paths are cut
+    once their product passes ``cap`` (the answer is then "more than the limit" anyway)."""
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for _ in range(probes):
+        state, weight, size = rules.new_initial_state(), 1.0, 1.0
+        while not state.is_terminal() and weight < cap:
+            actions = state.legal_actions() if not state.is_chance_node() else [a for a, _ in state.chance_outcomes()]
+            weight *= len(actions)
+            size += weight
+            state.apply(actions[int(rng.integers(len(actions)))])
+        total += size
+    return total / probes
+
+
+def check_tree_size(rules: Rules, limit: float = TREE_LIMIT) -> None:
+    """Refuse a game whose tree would not fit, before any memory is spent on it."""
+    size = estimate_tree_size(rules)
+    if size <= limit:
+        return
+    from hiddenhand.registry import game_of
+
+    game = game_of(rules)
+    fits = [
+        name for name, params in game.env.configurations.items() if estimate_tree_size(game.rules(**params)) <= limit
+    ]
+    raise ValueError(
+        f"CFR enumerates the whole game tree: {rules!r} has about {size:.1e} histories, more than the "
+        f"{limit:.0e} that fit in memory here. Configurations of {game.name} that fit: "
+        + "; ".join(f"{name} ({_options(game.env.configurations[name])})" for name in fits)
+    )
+
+
+def _options(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
 
 
 def _describe(rules: Rules) -> str:

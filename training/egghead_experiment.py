@@ -49,7 +49,9 @@ class ExperimentResult:
 
     def samples(self, kind: str) -> np.ndarray:
         """Rounds needed for one point, pooled over the players of ``kind``."""
-        return np.array([r for p in range(self.num_players) if self.kind(p) == kind for r in self.rounds_needed[p]], dtype=int)
+        return np.array(
+            [r for p in range(self.num_players) if self.kind(p) == kind for r in self.rounds_needed[p]], dtype=int
+        )
 
     def kinds(self) -> list[str]:
         return [k for k in KINDS if len(self.samples(k))]
@@ -85,7 +87,11 @@ class ExperimentResult:
         stats = {}
         for k in self.kinds():
             s = self.samples(k)
-            stats[k] = {"points": int(len(s)), "mean": float(s.mean()), "variance": float(s.var(ddof=1)) if len(s) > 1 else 0.0}
+            stats[k] = {
+                "points": int(len(s)),
+                "mean": float(s.mean()),
+                "variance": float(s.var(ddof=1)) if len(s) > 1 else 0.0,
+            }
         return {
             "num_players": self.num_players,
             "analysts": self.analysts,
@@ -149,7 +155,12 @@ def write_report(result: ExperimentResult, out_dir: str | Path) -> dict:
     for k in result.kinds():
         for ax, points in zip(axes[:2], (1, 10)):
             cdf = np.cumsum(result.pmf(k, points))
-            ax.step(np.arange(len(cdf)), cdf, where="post", label=f"{k} (mean {(np.arange(len(cdf)) * result.pmf(k, points)).sum():.1f})")
+            ax.step(
+                np.arange(len(cdf)),
+                cdf,
+                where="post",
+                label=f"{k} (mean {(np.arange(len(cdf)) * result.pmf(k, points)).sum():.1f})",
+            )
     for ax, points in zip(axes[:2], (1, 10)):
         tail = max((int(np.searchsorted(np.cumsum(result.pmf(k, points)), 0.999)) for k in result.kinds()), default=10)
         ax.set_xlim(0, tail + 1)
@@ -164,7 +175,8 @@ def write_report(result: ExperimentResult, out_dir: str | Path) -> dict:
     axes[2].set_ylabel("probability of reaching 10 first (ties count)")
     axes[2].set_title("winning chances")
     fig.suptitle(
-        f"EggHead, {result.num_players} players, {result.analysts} analysing, {result.rounds} rounds, seed {result.seed}",
+        f"EggHead, {result.num_players} players, {result.analysts} analysing, "
+        f"{result.rounds} rounds, seed {result.seed}",
         fontsize=10,
     )
     write_figure(fig, out / "cdf.png")

@@ -10,28 +10,21 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.core import CHANCE, Rules, sample_chance
+from hiddenhand.core import Rules, advance
 
 
 def play_game(rules: Rules, agents: Sequence[Agent], rng: np.random.Generator) -> list[float]:
     """One game with ``agents[p]`` in seat ``p``; chance drawn from ``rng``. Returns the returns."""
     if len(agents) != rules.num_players:
         raise ValueError(f"{len(agents)} agents given for a {rules.num_players}-player game")
-    state = rules.new_initial_state()
-    while not state.is_terminal():
-        player = state.current_player()
-        if player == CHANCE:
-            state.apply(sample_chance(state, rng))
-        else:
-            state.apply(agents[player].act(state.agent_observation(player)))
-    return state.returns()
+    return advance(rules.new_initial_state(), agents, rng).returns()
 
 
 def play_games(
@@ -73,7 +66,7 @@ class MatchResult:
     losses: int
 
     @staticmethod
-    def from_returns(returns_a: np.ndarray, returns_b: np.ndarray) -> "MatchResult":
+    def from_returns(returns_a: np.ndarray, returns_b: np.ndarray) -> MatchResult:
         n = len(returns_a)
         std = float(np.std(returns_a, ddof=1)) if n > 1 else 0.0
         return MatchResult(
@@ -134,7 +127,10 @@ def tournament(
     best: dict[str, list[bool]] = {name: [] for name, _ in field}
     orders = seatings(names)
     if len(orders) > MAX_SEATINGS:
-        raise ValueError(f"{len(orders)} seatings of {len(set(names))} different agents is too many; field at most 7 different agents")
+        raise ValueError(
+            f"{len(orders)} seatings of {len(set(names))} different agents is too many; "
+            "field at most 7 different agents"
+        )
     with tqdm(total=len(orders) * games, desc="games", disable=not progress, leave=False) as bar:
         for order in orders:
             # Entries of the same name take the seats that name gets, in field order.

@@ -15,8 +15,9 @@ row is written to ``curve.csv`` (and ``curve.png`` redrawn):
   (NashConv / 2). Elsewhere the column is empty;
 - the mean return against each heuristic, over ``eval_games`` games with seats rotated.
 
-The model is saved to ``out_dir`` (``PPOAgent.load(out_dir)``); Ctrl-C stops early and
-still saves. Torch runs on one thread: on two cores more threads made PPO far slower.
+The model is saved to ``out_dir`` (``PPOAgent.load(out_dir)``). Ctrl-C saves the model,
+measures it (a second Ctrl-C skips that), writes the curve and raises
+:class:`~hiddenhand.interrupt.Interrupted`. Torch runs on one thread: on two cores more threads made PPO far slower.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from hiddenhand.agents import HEURISTICS, make_agent
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.ppo import PPOAgent
-from hiddenhand.envs import ENV_MODULES
 from hiddenhand.files import atomic_write, write_figure
+from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.registry import get
 from hiddenhand.training.evaluation import play_games
 from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
@@ -55,23 +56,6 @@ class PPOPoint:
     seconds: float
     exploitability: float | None
     against: dict[str, float]
-
-
-def exact_exploitability(rules, agent: Agent) -> float | None:
-    """Exploitability of ``agent`` (playing every seat) against the game's exact solution,
-    or ``None`` for games where we have none."""
-    name = rules.name
-    if name == "goofspiel":
-        if rules.params == type(rules)(num_cards=rules.params["num_cards"]).params:
-            from hiddenhand.solvers.gops_best_response import exploitability
-
-            return exploitability(agent, rules.params["num_cards"])
-        return None
-    if name in ("spoof", "bid_spoof") and rules.num_players == 2 and rules.params["objective"] == "round":
-        from hiddenhand.openspiel import HiddenhandGame, nash_conv
-
-        return nash_conv(HiddenhandGame(rules), agent) / 2
-    return None
 
 
 def train_ppo(
@@ -101,20 +85,20 @@ def train_ppo(
     from stable_baselines3.common.callbacks import BaseCallback
 
     torch.set_num_threads(1)
-    if game not in ENV_MODULES:
-        raise ValueError(f"unknown game {game!r}; choose one of: {', '.join(ENV_MODULES)}")
+    declared = get(game)
+    game = declared.name
     timesteps = check_int("timesteps", timesteps, 1, 10**9)
     for name, value in (("snapshot_every", snapshot_every), ("eval_every", eval_every), ("eval_games", eval_games)):
         check_int(name, value, 1, 10**9)
     if not 0.0 <= self_play <= 1.0:
         raise ValueError(f"self_play={self_play!r} is out of range; allowed: 0 to 1")
     exploitability = check_choice("exploitability", exploitability, EXPLOITABILITY)
-    rules = ENV_MODULES[game].raw_env.rules_class(**game_kwargs)
+    rules = declared.rules(**game_kwargs)
     params = rules.params
-    heuristics = {name: make_agent(game, name, params) for name in HEURISTICS[game]}
+    heuristics = {name: declared.make_agent(name, rules) for name in declared.heuristics}
     # Evaluation plays its own copies, so that how often and how long one evaluates never
     # changes the opponents' generators, and so the training run.
-    judges = {name: make_agent(game, name, params) for name in HEURISTICS[game]}
+    judges = {name: declared.make_agent(name, rules) for name in declared.heuristics}
     pool: list[Agent] = []
 
     def draw(rng: np.random.Generator) -> list[Agent]:
@@ -127,7 +111,9 @@ def train_ppo(
         return picks
 
     env = SingleAgentEnv(game, draw, seat="random", **game_kwargs)
-    model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=min(n_steps, 256), seed=seed, device="cpu", verbose=0)
+    model = MaskablePPO(
+        "MlpPolicy", env, n_steps=n_steps, batch_size=min(n_steps, 256), seed=seed, device="cpu", verbose=0
+    )
     out = Path(out_dir)
     curve: list[PPOPoint] = []
     clock = {"seconds": 0.0, "since": time.perf_counter()}
@@ -145,7 +131,9 @@ def train_ppo(
             results = play_games(rules, [agent] + [opponent] * (rules.num_players - 1), eval_games, seed=seed + k)
             against[name] = float(results[:, 0].mean())
         exact = exploitability == "every" or (exploitability == "final" and final)
-        curve.append(PPOPoint(steps, clock["seconds"], exact_exploitability(rules, agent) if exact else None, against))
+        curve.append(
+            PPOPoint(steps, clock["seconds"], declared.exact_exploitability(rules, agent) if exact else None, against)
+        )
         _write_curve(out, curve, f"self-play PPO on {rules!r}")
         clock["since"] = time.perf_counter()
 
@@ -163,23 +151,31 @@ def train_ppo(
             if steps % eval_every == 0:
                 evaluate(steps)
                 point = curve[-1]
-                self.bar.set_postfix(exploitability=point.exploitability, **{k: f"{v:+.2f}" for k, v in point.against.items()})
+                self.bar.set_postfix(
+                    exploitability=point.exploitability, **{k: f"{v:+.2f}" for k, v in point.against.items()}
+                )
             return True
 
     total = -(-timesteps // n_steps) * n_steps  # what learn() runs: whole rollouts
+    interrupted = False
     with tqdm(total=total, desc=f"PPO on {rules.name}", disable=not progress, unit="step") as bar:
         try:
             model.learn(total_timesteps=timesteps, callback=Hooks(bar))
         except KeyboardInterrupt:
-            bar.write("interrupted; saving what was learned")
+            interrupted = True
+            bar.write("interrupted: saving the model, then measuring it (Ctrl-C skips that)")
+    PPOAgent(model, game, params).save(out)
     steps = int(model.num_timesteps)
     if not curve or curve[-1].steps != steps or (exploitability == "final" and curve[-1].exploitability is None):
         if curve and curve[-1].steps == steps:
             curve.pop()
-        evaluate(steps, final=True)
-    PPOAgent(model, game, params).save(out)
+        _, skipped = unless_interrupted(lambda: evaluate(steps, final=True))
+        interrupted |= skipped
     with atomic_write(out / "run.json", "w") as handle:
-        json.dump({"game": game, "params": params, "timesteps": steps, "seed": seed, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+        record = {"game": game, "params": params, "timesteps": steps, "seed": seed, "interrupted": interrupted}
+        json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+    if interrupted:
+        raise Interrupted(f"PPO stopped by Ctrl-C after {steps} of {total} steps; results in {out}", curve)
     return curve
 
 
@@ -189,7 +185,14 @@ def _write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
     writer = csv.writer(buffer)
     writer.writerow(["steps", "seconds", "exploitability", *(f"vs_{n}" for n in names)])
     for p in curve:
-        writer.writerow([p.steps, f"{p.seconds:.3f}", "" if p.exploitability is None else f"{p.exploitability:.6g}", *(f"{p.against[n]:.4f}" for n in names)])
+        writer.writerow(
+            [
+                p.steps,
+                f"{p.seconds:.3f}",
+                "" if p.exploitability is None else f"{p.exploitability:.6g}",
+                *(f"{p.against[n]:.4f}" for n in names),
+            ]
+        )
     with atomic_write(out / "curve.csv", "w") as handle:
         handle.write(buffer.getvalue())
 

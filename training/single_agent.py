@@ -10,21 +10,22 @@ with always carries the final reward, even when an opponent made the last move.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.core import CHANCE, IllegalActionError, sample_chance
-from hiddenhand.envs import ENV_MODULES
+from hiddenhand.core import IllegalActionError, advance
+from hiddenhand.registry import get
 from hiddenhand.validation import check_choice
 
 MAX_GAMES_PER_RESET = 100
 """Games ``reset`` plays before giving up on one in which the learner gets a move."""
 
-Opponents = Union[Agent, Sequence[Agent], Callable[[np.random.Generator], Sequence[Agent]]]
+Opponents = Agent | Sequence[Agent] | Callable[[np.random.Generator], Sequence[Agent]]
 """One agent for every other seat, one per other seat, or a function that draws the
 opponents of each episode (self-play against a pool of snapshots)."""
 
@@ -51,10 +52,8 @@ class SingleAgentEnv(gymnasium.Env):
         illegal_action: str = "terminate",
         **game_kwargs: Any,
     ) -> None:
-        if game not in ENV_MODULES:
-            raise ValueError(f"unknown game {game!r}; choose one of: {', '.join(ENV_MODULES)}")
-        self.game = game
-        self.rules = ENV_MODULES[game].raw_env.rules_class(**game_kwargs)
+        self.game = get(game).name
+        self.rules = get(game).rules(**game_kwargs)
         n = self.rules.num_players
         if self.rules.max_game_length == 0:
             raise ValueError(f"{self.rules!r} has no decision to learn")
@@ -88,7 +87,9 @@ class SingleAgentEnv(gymnasium.Env):
             self._play_others()
             if not self.state.is_terminal():
                 return self._observation(), {"seat": self.seat}
-        raise RuntimeError(f"{MAX_GAMES_PER_RESET} games of {self.rules!r} in a row ended before seat {self.seat} had a move")
+        raise RuntimeError(
+            f"{MAX_GAMES_PER_RESET} games of {self.rules!r} in a row ended before seat {self.seat} had a move"
+        )
 
     def step(self, action):
         if self.state is None or self.state.is_terminal():
@@ -125,13 +126,7 @@ class SingleAgentEnv(gymnasium.Env):
         return self.state.observation_tensor(self.seat)
 
     def _play_others(self) -> None:
-        state = self.state
-        while not state.is_terminal() and state.current_player() != self.seat:
-            player = state.current_player()
-            if player == CHANCE:
-                state.apply(sample_chance(state, self.np_random))
-            else:
-                state.apply(self.opponents[player].act(state.agent_observation(player)))
+        advance(self.state, self.opponents, self.np_random)  # the learner's seat holds None
 
 
 class _SameOpponents:

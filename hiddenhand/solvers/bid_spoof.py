@@ -14,12 +14,12 @@ equilibrium agent looks its moves up there.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
-from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, present_round
 from hiddenhand.envs.bid_spoof import MAX_COINS, ZERO_CALLS, BidSpoofRules, BidSpoofState
 from hiddenhand.solvers.sequence_form import Behaviour, SequenceForm
 from hiddenhand.solvers.stochastic import Continuation, StochasticSolution, two_player_continuation
@@ -101,11 +101,6 @@ class BidSpoofSolution:
                 openings[state.holds[0]] = labels
         return hands, openings
 
-    def agent(self, seed: int | None = None) -> "BidSpoofEquilibriumAgent":
-        """The equilibrium as an agent for the two-player game with these coins and zero rule."""
-        rules = BidSpoofRules(num_players=2, coins=self.coins, zero_call=self.zero_call)
-        return BidSpoofEquilibriumAgent(rules, self.table, seed=seed)
-
 
 def solve(coins: int = 3, zero_call: str = "round_start", progress: bool = True) -> BidSpoofSolution:
     """Solve two-player Bid Spoof for every round-state with up to ``coins`` each."""
@@ -119,12 +114,14 @@ def solve(coins: int = 3, zero_call: str = "round_start", progress: bool = True)
     return BidSpoofSolution(coins, zero_call, result.values, result, table)
 
 
-@lru_cache(maxsize=None)
-def cached_solution(coins: int, zero_call: str) -> BidSpoofSolution:
-    return solve(coins, zero_call, progress=False)
+def present_round(rules: BidSpoofRules, observation: np.ndarray) -> bytes:
+    """The part of an observation that describes the present round: the key of an
+    equilibrium table (the past rounds tell nothing about the present hands)."""
+    present = slice(rules.layout.offset("coins"), rules.layout.offset("last_round"))  # the coins to the bid table
+    return np.ascontiguousarray(observation[present], dtype=np.float32).tobytes()
 
 
-@lru_cache(maxsize=None)
+@cache
 def solve_round(coins: int, zero_call: str = "round_start") -> tuple[float, dict[bytes, np.ndarray]]:
     """One round with equal ``coins`` (``objective="round"``): its value to the starter
     and an equilibrium table (for :class:`BidSpoofEquilibriumAgent`)."""
@@ -136,8 +133,24 @@ def solve_round(coins: int, zero_call: str = "round_start") -> tuple[float, dict
     return value, table
 
 
-def equilibrium_agent(rules: BidSpoofRules, seed: int | None = None) -> BidSpoofEquilibriumAgent:
-    """The exact equilibrium for a two-player game: of the whole game, or of one round."""
-    if rules.objective == "round":
-        return BidSpoofEquilibriumAgent(rules, solve_round(rules.coins, rules.zero_call)[1], seed=seed)
-    return BidSpoofEquilibriumAgent(rules, cached_solution(rules.coins, rules.zero_call).table, seed=seed)
+def report(rules: BidSpoofRules) -> str:
+    """``hiddenhand solve bid-spoof``: the starter's chances from every round-state up to
+    ``rules.coins`` each, then the starter's opening from that many coins each."""
+    from hiddenhand.solvers.spoof import distribution, value_table
+
+    c = rules.coins
+    start = time.perf_counter()
+    solution = solve(c, rules.zero_call)
+    title = (
+        f"Bid Spoof, two players, zero_call={rules.zero_call}: probability that the round's starter wins the "
+        f"game, solved in {time.perf_counter() - start:.2f} s ({solution.stochastic.sweeps} sweeps)"
+    )
+    cells = {(f, s): solution.starter_win_probability(f, s) for f in range(1, c + 1) for s in range(1, c + 1)}
+    lines = value_table(title, "rows: the starter's coins; columns: the other player's", cells, c)
+    hands, openings = solution.opening(c, c)
+    lines += ["", f"The starter's opening from {c} coins each (an equilibrium; others may exist):"]
+    lines.append("holds: " + distribution(hands))
+    for hold, moves in sorted(openings.items()):
+        if hands[hold] > 5e-4:
+            lines.append(f"holding {hold}, opens: " + ", ".join(f"{m} {p:.3f}" for m, p in moves.items()))
+    return "\n".join(lines)

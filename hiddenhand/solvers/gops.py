@@ -24,22 +24,21 @@ of a state from the stored values of the level below.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from math import comb
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 from numba import njit
 from tqdm.auto import tqdm
 
-from hiddenhand.files import atomic_write, load_npz
+from hiddenhand.files import atomic_write, check_writable, digest, load_npz, read_json, remove_stale_temps, save_npz
 from hiddenhand.solvers.gops_best_response import best_response_value, exploitability
 from hiddenhand.solvers.matrix_game import game_value, solve_game
 from hiddenhand.validation import check_int
@@ -185,7 +184,9 @@ def _solve_level(win, child, prize_values, prize_child, below, out, start, stop)
 class GopsSolution:
     """Values of every state of an ``num_cards`` Goofspiel, level by level; strategies on demand."""
 
-    def __init__(self, num_cards: int, levels: Sequence[np.ndarray], level_seconds: dict[int, float] | None = None) -> None:
+    def __init__(
+        self, num_cards: int, levels: Sequence[np.ndarray], level_seconds: dict[int, float] | None = None
+    ) -> None:
         self.num_cards = num_cards
         self.levels = list(levels)
         self.indexer = Indexer(num_cards)
@@ -254,39 +255,46 @@ class GopsSolution:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike) -> Path:
-        """Write every level to one ``.npz`` file, atomically, with checksums."""
-        path = Path(path)
-        meta = {
-            "format": FORMAT_VERSION,
-            "num_cards": self.num_cards,
-            "sha256": [_digest(level) for level in self.levels],
-        }
-        with atomic_write(path) as handle:
-            arrays = {f"level_{k}": np.asarray(level) for k, level in enumerate(self.levels)}
-            np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
-        return path
+        """Write every level to one ``.npz`` file, atomically, with a checksum over the file
+        (:func:`hiddenhand.files.save_npz`) and, so that format-1 readers still verify it,
+        one per level."""
+        path = check_writable(path, "Goofspiel solution file")
+        sums = [digest(level) for level in self.levels]
+        meta = {"format": FORMAT_VERSION, "num_cards": self.num_cards, "sha256": sums}
+        arrays = {f"level_{k}": level for k, level in enumerate(self.levels)}
+        return save_npz(path, meta, arrays)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> "GopsSolution":
+    def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> GopsSolution:
         """Read a file written by :meth:`save`; a truncated, corrupt or mismatched file is
-        reported as such (``ValueError``)."""
-        meta, arrays = load_npz(path, "Goofspiel solution file")
-        try:
-            levels = [arrays[f"level_{k}"] for k in range(meta["num_cards"] + 1)]
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{path} is truncated, corrupt or not a Goofspiel solution file: missing {err}") from err
-        if meta.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{path} has format {meta.get('format')}, this version reads {FORMAT_VERSION}")
+        reported as such (``ValueError`` naming it). Files from before whole-file checksums
+        are verified by their per-level ones."""
+        meta, arrays = load_npz(path, "Goofspiel solution file", ("format", "num_cards"), legacy=_level_sums)
+        if meta["format"] != FORMAT_VERSION:
+            raise ValueError(f"{path} has format {meta['format']!r}, this version reads {FORMAT_VERSION}")
         n = meta["num_cards"]
+        if not isinstance(n, int) or not 1 <= n <= 13:
+            raise ValueError(f"{path} is not a Goofspiel solution file: num_cards={n!r}")
+        missing = [f"level_{k}" for k in range(n + 1) if f"level_{k}" not in arrays]
+        if missing:
+            raise ValueError(f"{path} is not a complete Goofspiel solution file: it lacks {', '.join(missing)}")
         if num_cards is not None and n != num_cards:
             raise ValueError(f"{path} solves {n} cards, not {num_cards}")
-        solution = cls(n, levels)
-        for k, level in enumerate(levels):
+        solution = cls(n, [arrays[f"level_{k}"] for k in range(n + 1)])
+        for k, level in enumerate(solution.levels):
             if level.shape != solution.indexer.shape(k):
                 raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {solution.indexer.shape(k)}")
-            if _digest(level) != meta["sha256"][k]:
-                raise ValueError(f"{path}: level {k} fails its checksum; the file is corrupt")
         return solution
+
+
+def _level_sums(meta: dict, arrays: dict) -> bool | None:
+    """Whether a solution file from before whole-file checksums matches its per-level sha256
+    list (None: it has none)."""
+    sums = meta.get("sha256")
+    if not isinstance(sums, list):
+        return None
+    names = [f"level_{k}" for k in range(len(sums))]
+    return set(names) == set(arrays) and all(digest(arrays[name]) == s for name, s in zip(names, sums))
 
 
 def _distribution(cards: Sequence[int], probs: np.ndarray) -> dict[int, float]:
@@ -295,34 +303,48 @@ def _distribution(cards: Sequence[int], probs: np.ndarray) -> dict[int, float]:
     return {int(c): float(p) for c, p in zip(cards, probs) if p > 1e-12}
 
 
-def _digest(array: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(array).data).hexdigest()
+MANIFEST = "manifest.json"
+CHECKPOINT_FILES = [MANIFEST] + [f"level_{k:02d}.npy" for k in range(1, 14)]
+"""Every file a checkpoint directory holds (atomic_write's stale temporaries of these are removed on resume)."""
 
 
 def _level_file(checkpoint: Path, k: int) -> Path:
     return checkpoint / f"level_{k:02d}.npy"
 
 
+def _read_manifest(checkpoint: Path) -> dict:
+    """The manifest (format, num_cards, sha256 per level) or a ``ValueError`` naming it."""
+    path = checkpoint / MANIFEST
+    try:
+        manifest = read_json(path, "Goofspiel checkpoint manifest", required=("format", "num_cards", "sha256"))
+        if not isinstance(manifest["sha256"], dict):
+            raise ValueError(f"{path} is corrupt: its 'sha256' is not an object")
+    except ValueError as err:
+        raise ValueError(f"{err}; delete it to solve from the start") from None
+    return manifest
+
+
 def _load_checkpoint(checkpoint: Path, indexer: Indexer, num_cards: int) -> list[np.ndarray]:
     """The completed levels found in ``checkpoint`` (memory-mapped), in order, stopping at
-    the first missing or damaged one."""
-    manifest_path = checkpoint / "manifest.json"
-    if not manifest_path.exists():
+    the first missing or damaged one. First removes the temporary files of writes killed
+    midway (a kill -9 leaves them; each is up to a level's size)."""
+    remove_stale_temps(checkpoint, CHECKPOINT_FILES)
+    if not (checkpoint / MANIFEST).exists():
         return [np.zeros((1, 1))]
-    manifest = json.loads(manifest_path.read_text())
-    if manifest.get("num_cards") != num_cards or manifest.get("format") != FORMAT_VERSION:
+    manifest = _read_manifest(checkpoint)
+    if manifest["num_cards"] != num_cards or manifest["format"] != FORMAT_VERSION:
         raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {manifest}")
     levels = [np.zeros((1, 1))]
     for k in range(1, num_cards + 1):
         file = _level_file(checkpoint, k)
-        digest = manifest["sha256"].get(str(k))
-        if digest is None or not file.exists():
+        expected = manifest["sha256"].get(str(k))
+        if expected is None or not file.exists():
             break
         try:
             level = np.load(file, mmap_mode="r")
         except (ValueError, OSError, EOFError):  # torn by an interruption: recompute from here
             break
-        if level.shape != indexer.shape(k) or _digest(level) != digest:
+        if level.shape != indexer.shape(k) or digest(level) != expected:
             break
         levels.append(level)
     return levels
@@ -333,14 +355,13 @@ def _save_level(checkpoint: Path, k: int, level: np.ndarray, num_cards: int) -> 
     file = _level_file(checkpoint, k)
     with atomic_write(file) as handle:
         np.save(handle, level)
-    manifest_path = checkpoint / "manifest.json"
     manifest = (
-        json.loads(manifest_path.read_text())
-        if manifest_path.exists()
+        _read_manifest(checkpoint)
+        if (checkpoint / MANIFEST).exists()
         else {"format": FORMAT_VERSION, "num_cards": num_cards, "sha256": {}}
     )
-    manifest["sha256"][str(k)] = _digest(level)
-    with atomic_write(manifest_path, "w") as handle:
+    manifest["sha256"][str(k)] = digest(level)
+    with atomic_write(checkpoint / MANIFEST, "w") as handle:
         json.dump(manifest, handle, indent=1)
     return np.load(file, mmap_mode="r")
 
@@ -354,15 +375,17 @@ def solve(
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
-    ``workers``: threads running the compiled kernel, GIL-free (default: every core). ``checkpoint``: a directory where each
-    completed level is written (atomically); a later call with the same directory resumes
-    after the last completed level, and finished levels are memory-mapped from it rather
-    than held in memory.
+    ``workers``: threads running the compiled kernel, GIL-free (default: every core).
+    ``checkpoint``: a directory where each completed level is written (atomically); a later
+    call with the same directory resumes after the last completed level, and finished levels
+    are memory-mapped from it rather than held in memory. It is checked writable before any
+    work (hours of it, at 13 cards), and a resume deletes the temporary files that killed
+    writes left in it.
     """
     n = check_int("num_cards", num_cards, 1, 13)
     workers = check_int("workers", workers, 1, 256) if workers is not None else os.cpu_count() or 1
     indexer = Indexer(n)
-    folder = Path(checkpoint) if checkpoint is not None else None
+    folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         levels = _load_checkpoint(folder, indexer, n)
@@ -395,3 +418,30 @@ def solve(
 
 
 __all__ = ["GopsSolution", "Indexer", "best_response_value", "exploitability", "level_patterns", "pattern_of", "solve"]
+
+
+def report(
+    rules, out: str | None = None, csv: bool = False, workers: int | None = None, checkpoint: str | None = None
+) -> str:
+    """``hiddenhand solve goofspiel``: solve ``rules``' number of cards and show the first-move
+    table as the published solution does (rows bids, columns upcards; ``*`` marks the parity
+    carrying more probability in each column), or as CSV; save the solution to ``out``."""
+    n = rules.params["num_cards"]
+    start = time.perf_counter()
+    solution = solve(n, workers=workers, checkpoint=checkpoint)
+    seconds = time.perf_counter() - start
+    table = solution.first_move_table()
+    if csv:
+        lines = ["bid," + ",".join(f"upcard_{u}" for u in range(1, n + 1))]
+        lines += [f"{bid + 1}," + ",".join(f"{p:.6f}" for p in table[bid]) for bid in range(n)]
+    else:
+        lines = [f"Goofspiel, {n} cards: optimal first bid (rows) for each upcard (columns); solved in {seconds:.2f} s"]
+        lines.append("bid " + "".join(f"{u:>7}" for u in range(1, n + 1)))
+        for bid in range(n):
+            lines.append(f"{bid + 1:>3} " + "".join(f"{p:>7.4f}" if p > 5e-5 else f"{'0':>7}" for p in table[bid]))
+        odd, even = table[0::2].sum(axis=0), table[1::2].sum(axis=0)
+        lines.append("odd " + "".join(f"{p:>6.3f}" + ("*" if p > q else " ") for p, q in zip(odd, even)))
+        lines.append("even" + "".join(f"{q:>6.3f}" + ("*" if q > p else " ") for p, q in zip(odd, even)))
+    if out:
+        lines.append(f"saved to {solution.save(out)}")
+    return "\n".join(lines)

@@ -17,11 +17,14 @@ where walking OpenSpiel's game tree takes minutes.
 
 from __future__ import annotations
 
-from typing import Hashable
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
-from hiddenhand.agents.base import Agent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.validation import check_int
+
+if TYPE_CHECKING:
+    from hiddenhand.agents.base import Agent
 
 
 def best_response_value(agent: Agent, num_cards: int, responder: int) -> float:

@@ -20,11 +20,11 @@ rounds that follow it converge. Constant-sum games (Spoof's single round) are so
 the zero-sum game of half the difference of the returns, which has the same equilibria.
 """
 
-
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -69,7 +69,7 @@ class SequenceForm:
     leaves: list[Any]
 
     @classmethod
-    def build(cls, root: Any, leaf: Callable[[Any], Any]) -> "SequenceForm":
+    def build(cls, root: Any, leaf: Callable[[Any], Any]) -> SequenceForm:
         """Walk the tree under ``root`` down to the states for which ``leaf(state)`` is not
         ``None`` (terminal states must be among them)."""
         players = (_Player(), _Player())
@@ -96,7 +96,9 @@ class SequenceForm:
                 for action in me.actions[infostate]:
                     me.sequences[(infostate, action)] = len(me.sequences)
             for action in me.actions[infostate]:
-                child_at = (me.sequences[(infostate, action)], at[1]) if p == 0 else (at[0], me.sequences[(infostate, action)])
+                child_at = (
+                    (me.sequences[(infostate, action)], at[1]) if p == 0 else (at[0], me.sequences[(infostate, action)])
+                )
                 stack.append((_child(state, action), reach, child_at))
         return cls(players, np.array(seqs, dtype=np.int64).reshape(-1, 2), np.array(weights), leaves)
 

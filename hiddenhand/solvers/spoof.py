@@ -14,8 +14,9 @@ game of its own, solved once by the sequence-form LP (:func:`solve_round`).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -127,13 +128,6 @@ class SpoofSolution:
             dist = after
         return sum(dist.values())
 
-    def agent(self, seed: int | None = None, **game_kwargs):
-        """The equilibrium as a hiddenhand agent for the Spoof game of ``game_kwargs`` (the
-        env's keyword arguments; by default ``matches`` of this solution each)."""
-        from hiddenhand.agents.spoof import SpoofEquilibriumAgent
-
-        return SpoofEquilibriumAgent(self, SpoofRules(**{"matches": self.matches, **game_kwargs}), seed=seed)
-
 
 def _outcomes(key: tuple[int, int], solution: RoundSolution) -> tuple[float, float, float]:
     probs = solution.leaf_probabilities()
@@ -161,13 +155,7 @@ def solve(matches: int = 3, progress: bool = True) -> SpoofSolution:
     return SpoofSolution(matches, result.values, strategies, outcomes, result)
 
 
-@lru_cache(maxsize=None)
-def cached_solution(matches: int) -> SpoofSolution:
-    """:func:`solve`, once per process (agents and the advisor share it)."""
-    return solve(matches, progress=False)
-
-
-@lru_cache(maxsize=None)
+@cache
 def solve_round(first_matches: int, second_matches: int) -> tuple[float, RoundStrategy]:
     """One round with the seed's utilities (1 right, 0 the opponent right, 0.5 neither),
     the player bidding first holding ``first_matches``: its value to the first bidder and
@@ -176,3 +164,41 @@ def solve_round(first_matches: int, second_matches: int) -> tuple[float, RoundSt
     form = SequenceForm.build(rules.new_initial_state(), lambda s: tuple(s.returns()) if s.is_terminal() else None)
     value, *plans = form.solve(np.array([(r0 - r1) / 2 for r0, r1 in form.leaves]))
     return value + 0.5, _round_strategy(form, tuple(plans), rules)
+
+
+def distribution(probs) -> str:
+    """``k: p`` for every count with visible probability (the reports' notation)."""
+    return ", ".join(f"{k}: {p:.3f}" for k, p in enumerate(probs) if p > 5e-4)
+
+
+def value_table(title: str, corner: str, cells: dict[tuple[int, int], float], size: int) -> list[str]:
+    """A square table of values by (row player's count, column player's count), 1..size."""
+    lines = [title, corner, "     " + "".join(f"{s:>8}" for s in range(1, size + 1))]
+    for f in range(1, size + 1):
+        lines.append(f"{f:>4} " + "".join(f"{cells[f, s]:>8.4f}" for s in range(1, size + 1)))
+    return lines
+
+
+def report(rules: SpoofRules) -> str:
+    """``hiddenhand solve spoof``: the first bidder's chances from every round-state up to
+    the larger starting count (or a single round's values), then the opening round."""
+    m = rules.max_hold
+    start = time.perf_counter()
+    if rules.params["objective"] == "round":
+        cells = {(f, s): solve_round(f, s)[0] for f in range(1, m + 1) for s in range(1, m + 1)}
+        title = (
+            f"Spoof, one round: value to the first bidder (1 right, 0 opponent right, 0.5 neither), "
+            f"solved in {time.perf_counter() - start:.2f} s"
+        )
+        strategy = solve_round(m, m)[1]
+    else:
+        solution = solve(m)
+        cells = {(f, s): solution.first_bidder_win_probability(f, s) for f in range(1, m + 1) for s in range(1, m + 1)}
+        title = f"Spoof: probability that the first bidder wins the game, solved in {time.perf_counter() - start:.2f} s"
+        strategy = solution.strategy(m, m)
+    lines = value_table(title, "rows: the first bidder's matches; columns: the other player's", cells, m)
+    lines += ["", f"Opening round from {m} matches each (an equilibrium; others may exist):"]
+    lines.append("first bidder holds:  " + distribution(strategy.first_hold))
+    lines.append("second bidder holds: " + distribution(strategy.second_hold))
+    lines += [f"first bidder holding {hold} bids: " + distribution(strategy.first_bid[hold]) for hold in range(m + 1)]
+    return "\n".join(lines)

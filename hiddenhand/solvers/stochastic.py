@@ -21,8 +21,9 @@ rounds lead back and forth (Bid Spoof, where coins are won and lost) takes more 
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -160,4 +161,3 @@ def solve(
 
 
 __all__ = ["Continuation", "RoundGame", "RoundSolution", "StochasticSolution", "solve", "two_player_continuation"]
-
