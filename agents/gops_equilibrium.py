@@ -9,7 +9,7 @@ import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView
-from hiddenhand.envs.goofspiel_v0 import SOLVED
+from hiddenhand.envs.goofspiel_v0 import SOLVED, unsolved
 from hiddenhand.files import read_npz_meta
 from hiddenhand.solvers.gops import GopsSolution, solve
 
@@ -19,7 +19,7 @@ IN_PROCESS_SOLVE_LIMIT = 10
 
 def check_solved_game(rules: GoofspielRules) -> None:
     """Refuse a Goofspiel configuration other than the one the exact solver solves."""
-    differs = {k: rules.params[k] for k, v in SOLVED.items() if rules.params[k] != v}
+    differs = unsolved(rules)
     if differs:
         raise ValueError(f"the exact equilibrium is of the game {SOLVED}; this one has {differs}")
 

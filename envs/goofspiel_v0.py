@@ -118,8 +118,13 @@ SOLVED = {"num_players": 2, "prize_order": "random", "scoring": "point_differenc
 """The configuration the exact solver covers (with any number of cards)."""
 
 
+def unsolved(rules: GoofspielRules) -> dict:
+    """The parameters of ``rules`` that differ from :data:`SOLVED` (empty: the solver covers it)."""
+    return {k: rules.params[k] for k, v in SOLVED.items() if rules.params[k] != v}
+
+
 def _solved(rules: GoofspielRules) -> bool:
-    return all(rules.params[k] == v for k, v in SOLVED.items())
+    return not unsolved(rules)
 
 
 def _exploitability(rules: GoofspielRules, agent) -> float:

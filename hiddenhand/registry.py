@@ -217,7 +217,7 @@ class Game:
         method, or ``None`` where it has none for this configuration."""
         if self.exploitability is None or not self.exploitability.covers(rules):
             return None
-        return self.exploitability(rules, agent)
+        return resolve(self.exploitability.function)(rules, agent)  # coverage checked just above
 
     def seating_rules(self, rules: Rules) -> Callable[[tuple[str, ...]], Rules] | None:
         """For tournaments: the rules each seating of named agents plays (``None``: ``rules``)."""

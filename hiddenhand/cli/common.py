@@ -84,7 +84,6 @@ def game_parsers(
             continue
         p = sub.add_parser(game.command, help=f"{game.title}", description=f"{description} ({game.title})")
         add_game_options(p, game, parameters(game))
-        p.set_defaults(parameters=None)
         parsers[game.name] = p
     return parsers
 
