@@ -23,10 +23,13 @@ class Agent(abc.ABC):
     """Base class: subclasses implement :meth:`policy`.
 
     ``uses_score`` and ``uses_history`` declare what of the observation the policy may
-    depend on beyond the current position (the hands, the prizes, the table): the points
-    won so far, and the order of past rounds. Exact best-response computations
-    (:mod:`hiddenhand.solvers.gops_best_response`) merge states that differ only in what
-    the agent ignores, so a false declaration gives a wrong answer; the defaults are safe.
+    depend on beyond the current position (the hands, the prizes, the table; in Spoof and
+    Bid Spoof the round-state and the present round): the points won so far, and the past
+    rounds. An agent that reads neither is *Markov*. Exact best-response computations
+    (:mod:`hiddenhand.solvers.gops_best_response`, the whole-game measures of Spoof and Bid
+    Spoof) merge states that differ only in what the agent ignores, so a false declaration
+    gives a wrong answer; the defaults are safe. Instances may set them (a PPO agent trained
+    on a Markov observation does).
     """
 
     uses_score: ClassVar[bool] = True
@@ -42,6 +45,16 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def policy(self, observation: Observation) -> np.ndarray:
         """Probabilities of every action (float64, sums to 1, zero where the mask is 0)."""
+
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        """:meth:`policy` of many observations at once: every item of ``observations`` has
+        one row per observation (``"observation"`` is ``(N, size)``, ``"action_mask"``
+        ``(N, actions)``), and row ``i`` of the result is the policy of row ``i``. Exact
+        exploitability gathers millions of positions' policies this way; this default asks
+        :meth:`policy` row by row, and agents that can do better (a network's one forward
+        pass, a vectorised rule) override it."""
+        rows = len(observations["action_mask"])
+        return np.stack([self.policy({key: value[i] for key, value in observations.items()}) for i in range(rows)])
 
     def act(self, observation: Observation) -> int:
         """An action drawn from :meth:`policy`."""
@@ -71,3 +84,10 @@ class RandomAgent(Agent):
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)
         return mask / mask.sum()
+
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        masks = np.asarray(observations["action_mask"]).astype(np.float64)
+        counts = masks.sum(axis=1, keepdims=True)
+        if (counts == 0).any():
+            raise ValueError("an action mask is all zeros: that player has no move to make")
+        return masks / counts

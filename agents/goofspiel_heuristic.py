@@ -53,7 +53,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
-from hiddenhand.envs.goofspiel import GoofspielView
+from hiddenhand.envs.goofspiel import GoofspielView, position_keys
 from hiddenhand.envs.goofspiel_v0 import LEVELS
 from hiddenhand.validation import check_choice
 
@@ -94,8 +94,8 @@ class _Position:
         ]
         self.own_high = sum(map(self.is_high, view.hand))
         self.opponent_high = max(others)
-        self.own_score = view.points[0]
-        self.opponent_score = max(view.points[1:])
+        self.own_score = None if view.points is None else view.points[0]
+        self.opponent_score = None if view.points is None else max(view.points[1:])
         self.rate = lambda r: r * (n + 1) / 14
 
     def value_bid(self, prize: int) -> Dist:
@@ -130,6 +130,8 @@ def medium(pos: _Position) -> Dist:
 
 
 def hard(pos: _Position) -> Dist:
+    if pos.own_score is None:
+        raise ValueError("the hard level reads the score, which a Markov observation (observation='markov') hides")
     phase = pos.view.rounds_played
     style = "unknown"
     if phase > 3:
@@ -170,6 +172,9 @@ class GoofspielHeuristic(Agent):
     def __init__(self, level: str = "medium", seed: int | None = None) -> None:
         super().__init__(seed)
         self.level = check_choice("level", level, LEVELS)
+        # Only hard reads the score (to judge the opponent's style): easy and medium are
+        # Markov, so their exploitability is computed over positions alone.
+        self.uses_score = self.level == "hard"
 
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)
@@ -183,6 +188,17 @@ class GoofspielHeuristic(Agent):
         if (probs[~mask] > 0).any():
             raise ValueError(f"the observed hand {view.hand} disagrees with the action mask {mask.astype(int)}")
         return probs
+
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        """One :meth:`policy` per distinct position of the batch (the level reads the
+        position, and the score when it is hard: :func:`position_keys`), copied to every row
+        that shares it: exact exploitability asks about millions of rows, which differ
+        mostly in what no level reads (the prizes to come, the order of past rounds)."""
+        vectors = np.asarray(observations["observation"])
+        keys = position_keys(vectors, np.asarray(observations["action_mask"]).shape[1], score=self.uses_score)
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        rows = np.stack([self.policy({key: value[i] for key, value in observations.items()}) for i in first])
+        return rows[inverse.ravel()]
 
     def __repr__(self) -> str:
         return f"GoofspielHeuristic(level={self.level!r})"

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView
+from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, position_keys
 from hiddenhand.envs.goofspiel_v0 import SOLVED, unsolved
 from hiddenhand.files import read_npz_meta
-from hiddenhand.solvers.gops import GopsSolution, solve
+from hiddenhand.solvers.gops import GopsSolution, pattern_of, solve
 
 IN_PROCESS_SOLVE_LIMIT = 10
 """The equilibrium agent solves up to this many cards when it is created (seconds)."""
@@ -76,6 +76,7 @@ class GopsEquilibriumAgent(Agent):
                 )
             solution = cached_solution(self.num_cards)
         self.solution = solution
+        self._tables: dict[int, np.ndarray] = {}
         if self.solution.num_cards != self.num_cards:
             raise ValueError(f"the solution is for {self.solution.num_cards} cards, not {self.num_cards}")
 
@@ -95,5 +96,59 @@ class GopsEquilibriumAgent(Agent):
             probs[card - 1] = prob
         return probs
 
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        """The equilibrium at many positions at once, read from the solution's strategy
+        tables (:meth:`~hiddenhand.solvers.gops.GopsSolution.strategy_table`, one per hand
+        size, computed on first use and kept): exact exploitability and exact values ask
+        about every position of the game, millions from 8 cards."""
+        vectors = np.asarray(observations["observation"])
+        n = self.num_cards
+        keys = position_keys(vectors, n, score=False)  # prize, own hand, the other's hand
+        if (keys[:, 2] < 0).any() or keys.shape[1] != 3 or (keys[:, 0] < 0).any():
+            raise ValueError("the equilibrium is for two players with revealed bids, bidding on a prize")
+        to_come = _prizes_to_come(vectors, n) @ (1 << np.arange(n))
+        prizes = to_come | (1 << keys[:, 0])
+        sizes = _popcount(keys[:, 1])
+        out = np.zeros((len(vectors), n))
+        for k in np.unique(sizes):
+            rows = np.flatnonzero(sizes == k)
+            table = self._table(int(k))
+            pattern = _indices(keys[rows, 1] << 16 | keys[rows, 2], lambda pair: self._pattern_index(pair, int(k)))
+            prize_set = _indices(prizes[rows], lambda mask: self.solution.indexer.prizes(int(k))[_cards_of(mask)])
+            upcard = _popcount(prizes[rows] & ((1 << keys[rows, 0]) - 1))
+            hands, which = np.unique(keys[rows, 1], return_inverse=True)
+            cards = (np.array([_cards_of(mask) for mask in hands]) - 1)[which.ravel()]  # (rows, k), increasing
+            out[rows[:, None], cards] = table[pattern, prize_set, upcard]
+        return out / out.sum(axis=1, keepdims=True)
+
+    def _table(self, k: int) -> np.ndarray:
+        if k not in self._tables:
+            self._tables[k] = self.solution.strategy_table(k)
+        return self._tables[k]
+
+    def _pattern_index(self, pair: int, k: int) -> int:
+        return self.solution.indexer.patterns(k)[pattern_of(_cards_of(pair >> 16), _cards_of(pair & 0xFFFF))]
+
     def __repr__(self) -> str:
         return f"GopsEquilibriumAgent(num_cards={self.num_cards})"
+
+
+def _cards_of(mask: int) -> tuple[int, ...]:
+    """The cards (1-based, increasing) of a bitmask."""
+    return tuple(c + 1 for c in range(14) if int(mask) >> c & 1)
+
+
+def _popcount(masks: np.ndarray) -> np.ndarray:
+    return ((masks[:, None] >> np.arange(14)) & 1).sum(axis=1)
+
+
+def _indices(values: np.ndarray, index_of) -> np.ndarray:
+    """``index_of(v)`` for every entry, computed once per distinct value."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return np.array([index_of(v) for v in distinct], dtype=np.int64)[inverse.ravel()]
+
+
+def _prizes_to_come(vectors: np.ndarray, n: int) -> np.ndarray:
+    rules = GoofspielRules(num_cards=n, observation="markov" if vectors.shape[1] == 4 * n else "full")
+    layout = rules.markov_layout if rules.markov else rules.layout
+    return layout.views(vectors)["prizes_to_come"] > 0.5

@@ -61,7 +61,8 @@ class PolicyAgent(Agent):
     def _observation_is_information_state(self) -> bool:
         from hiddenhand.registry import get
 
-        return get(self.game).rules_class.observation_is_information_state
+        game = get(self.game)
+        return game.rules_class.from_openspiel(self.params).observation_is_information_state
 
     def policy(self, observation: Observation) -> np.ndarray:
         try:
@@ -74,6 +75,9 @@ class PolicyAgent(Agent):
                     f"State.agent_observation(player)) instead of the PettingZoo observation"
                 ) from None
             key = _key(observation["observation"])
+        return self._row(key)
+
+    def _row(self, key: bytes) -> np.ndarray:
         try:
             return self.table[key]
         except KeyError:
@@ -81,6 +85,16 @@ class PolicyAgent(Agent):
                 f"this observation is not in the policy's table: the policy was built for "
                 f"{self.game} with {self.params}; is the game configured the same way?"
             ) from None
+
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        """Table lookups, one per row, without building a dict per row."""
+        if "information_state" in observations:
+            keys = observations["information_state"]
+        else:
+            keys = observations["observation"]
+            if not self._observation_is_information_state():
+                return super().policy_batch(observations)  # policy() explains what to pass instead
+        return np.stack([self._row(_key(key)) for key in np.asarray(keys)])
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the table to ``path`` (a directory gets ``policy.npz`` inside), atomically and

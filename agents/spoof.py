@@ -52,7 +52,11 @@ class SpoofEquilibriumAgent(_SpoofAgent):
     """Plays an exact equilibrium: of the whole game (``objective="game"``, from a
     :class:`~hiddenhand.solvers.spoof.SpoofSolution`) or of the single round
     (``objective="round"``, the round's own sequence-form solution). ``solution`` defaults to
-    solving the game once per process (under a second at 3 matches)."""
+    solving the game once per process (under a second at 3 matches).
+
+    The whole game's strategies are stationary, each round optimal given the values of the
+    rounds after it; from 3 matches a losing first bidder can stall them to a draw (see
+    :mod:`hiddenhand.solvers.spoof`), which the exact whole-game exploitability measures."""
 
     def __init__(self, rules: SpoofRules, solution: Any | None = None, seed: int | None = None) -> None:
         super().__init__(rules, seed)

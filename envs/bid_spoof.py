@@ -19,6 +19,7 @@ from hiddenhand.validation import check_choice, check_int
 
 ZERO_CALLS = ("round_start", "before_own_bid")
 OBJECTIVES = ("game", "round")
+OBSERVATIONS = ("full", "markov")
 CALLS = ("call", "cliff", "spoof", "zero")
 DIRECTIONS = ("clockwise", "anticlockwise")
 MAX_PLAYERS, MAX_COINS = 8, 5
@@ -66,24 +67,23 @@ class RoundLayout(Layout):
 
 class ObservationLayout(Layout):
     """A Bid Spoof observation (seats relative to the observer; see ``bid_spoof_v0``), and
-    in ``last_round`` the layout of its piece of that name. ``bids`` is the bid table:
-    for each bid 1..N*C, one-hot of the seat that made it."""
+    in ``last_round`` the layout of its piece of that name (``None`` for the Markov
+    observation, ``last_round=False``, which is the present round alone). ``bids`` is the
+    bid table: for each bid 1..N*C, one-hot of the seat that made it."""
 
-    def __init__(self, num_players: int, coins: int) -> None:
+    def __init__(self, num_players: int, coins: int, last_round: bool = True) -> None:
         n, c = num_players, coins
         self.num_players, self.coins = n, c
-        self.last_round = RoundLayout(n, c, whole=False)
-        super().__init__(
-            [
-                ("seat", n),
-                ("coins", (n, c + 1)),
-                ("starter", n),
-                ("direction", len(DIRECTIONS)),
-                ("hold", c + 1),
-                ("bids", (n * c, n)),
-                ("last_round", self.last_round.size),
-            ]
-        )
+        self.last_round = RoundLayout(n, c, whole=False) if last_round else None
+        present = [
+            ("seat", n),
+            ("coins", (n, c + 1)),
+            ("starter", n),
+            ("direction", len(DIRECTIONS)),
+            ("hold", c + 1),
+            ("bids", (n * c, n)),
+        ]
+        super().__init__(present + ([("last_round", self.last_round.size)] if last_round else []))
 
 
 class InformationStateLayout(Layout):
@@ -92,6 +92,7 @@ class InformationStateLayout(Layout):
     rounds (zeros for rounds not played)."""
 
     def __init__(self, observation: ObservationLayout, rounds: int) -> None:
+        self.observation = observation
         self.round = RoundLayout(observation.num_players, observation.coins)
         super().__init__([("observation", observation.size), ("rounds", (rounds, self.round.size))])
 
@@ -116,7 +117,7 @@ class BidSpoofRules(Rules):
 
     name = "bid_spoof"
     max_players = MAX_PLAYERS
-    observation_is_information_state = False  # the observation shows only the last finished round
+    observation_is_information_state = False  # the observation shows the last finished round at most
 
     def __init__(
         self,
@@ -125,6 +126,7 @@ class BidSpoofRules(Rules):
         zero_call: str = "round_start",
         objective: str = "game",
         max_rounds: int = 200,
+        observation: str = "full",
     ) -> None:
         super().__init__(
             num_players=check_int("num_players", num_players, 2, MAX_PLAYERS),
@@ -132,16 +134,18 @@ class BidSpoofRules(Rules):
             zero_call=check_choice("zero_call", zero_call, ZERO_CALLS),
             objective=check_choice("objective", objective, OBJECTIVES),
             max_rounds=check_int("max_rounds", max_rounds, 1, 100_000),
+            observation=check_choice("observation", observation, OBSERVATIONS),
         )
         self.coins: int = self.params["coins"]
         self.zero_call: str = self.params["zero_call"]
         self.objective: str = self.params["objective"]
         self.max_rounds: int = self.params["max_rounds"]
+        self.markov = self.params["observation"] == "markov"
         self.actions = ActionLayout(self.num_players, self.coins)
-        self.layout = ObservationLayout(self.num_players, self.coins)
-        self.information_layout = InformationStateLayout(
-            self.layout, 1 if self.objective == "round" else self.max_rounds
-        )
+        full = ObservationLayout(self.num_players, self.coins)
+        self.layout = ObservationLayout(self.num_players, self.coins, last_round=False) if self.markov else full
+        # The information state is the same under either observation: the full one and every round.
+        self.information_layout = InformationStateLayout(full, 1 if self.objective == "round" else self.max_rounds)
 
     @property
     def num_players(self) -> int:
@@ -301,7 +305,12 @@ class BidSpoofState(State):
         return self._copy("coins", "holds", "bids", "history", "_returns")
 
     def observation_tensor(self, player: int) -> np.ndarray:
-        layout, n = self.rules.layout, self.rules.num_players
+        return self._observation(self.rules.layout, player)
+
+    def _observation(self, layout: ObservationLayout, player: int) -> np.ndarray:
+        """``player``'s observation in ``layout``: the present round, and the last finished
+        one where the layout shows it (the full observation, not the Markov one)."""
+        n = self.rules.num_players
         rel = lambda p: (p - player) % n  # noqa: E731
         obs, views = layout.zeros()
         views["seat"][player] = 1.0
@@ -314,7 +323,7 @@ class BidSpoofState(State):
             if self.holds[player] is not None:
                 views["hold"][self.holds[player]] = 1.0
             _write_bids(views["bids"], self.bids, rel)
-        if self.history:
+        if self.history and layout.last_round is not None:
             _write_round(layout.last_round.views(views["last_round"]), self.history[-1], rel)
         return obs
 
@@ -323,7 +332,7 @@ class BidSpoofState(State):
         layout = self.rules.information_layout
         rel = lambda p: (p - player) % self.rules.num_players  # noqa: E731
         tensor, views = layout.zeros()
-        views["observation"][:] = self.observation_tensor(player)
+        views["observation"][:] = self._observation(layout.observation, player)
         for k, record in enumerate(self.history):
             _write_round(layout.round.views(views["rounds"][k]), record, rel)
         return tensor
@@ -428,11 +437,13 @@ class BidSpoofState(State):
         if len(active) == 1:
             self._finish([1.0 if p == active[0] else -1.0 / (n - 1) for p in range(n)])
             return
+        # The designated starter opens or, if they are out, the next player still in (clockwise).
+        # Set even when max_rounds stops the game here: the stopped state still says which
+        # round-state it stopped in (what the unlimited game, solved exactly, goes on from).
+        self.starter = next(p for p in [(starter + k) % n for k in range(n)] if self.coins[p] > 0)
         if len(self.history) >= self.rules.max_rounds:
             self._finish([0.0] * n, truncated=True)
             return
-        # The designated starter opens or, if they are out, the next player still in (clockwise).
-        self.starter = next(p for p in [(starter + k) % n for k in range(n)] if self.coins[p] > 0)
         self._start_round()
 
 

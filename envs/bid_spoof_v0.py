@@ -39,7 +39,7 @@ first round is started by `player_0`.
 ## Arguments
 
     bid_spoof_v0.env(num_players=3, coins=3, zero_call="round_start", objective="game",
-                     max_rounds=200, render_mode=None)
+                     max_rounds=200, observation="full", render_mode=None)
 
 - `num_players` (2 to 8), `coins` (1 to 5): the starting coins, also the most anyone may
   hold after a cliff.
@@ -51,7 +51,10 @@ first round is started by `player_0`.
   exact two-player solver works on.
 - `max_rounds`: with `objective="game"`, a game still going after this many rounds is a
   draw (0 to everyone; a truncation in the AEC env). Cliffs that win coins can make games
-  long.
+  long. The exact two-player solver and the whole-game exploitability solve the unlimited
+  game.
+- `observation`: `"full"` (the default): the present round and the last finished one
+  (below); `"markov"`: the present round only, see "Markov observation" below.
 - `render_mode`: `None`, `"ansi"` or `"human"`.
 
 A bad argument raises `ValueError` naming the value and what is allowed.
@@ -88,6 +91,19 @@ its bids, starter or direction), so its size does not grow with `max_rounds`. It
 therefore not the information state: two histories that differ only in an earlier round's
 bids can give the same observation.
 
+### Markov observation
+
+With `observation="markov"` the vector is the table above without its last section (the
+last round): own seat, coins, starter, direction, own hand and the bid table,
+`N^2 C + N (C + 3) + C + 3` floats (51 for 3 players with 3 coins). It is the round-state
+(the coins and who starts) and the present round, all that bears on what is still to be
+won, since every round ends with all hands shown (what
+`hiddenhand.solvers.bid_spoof.present_round` reads, with the seat). An agent trained on it
+is Markov by construction (a `PPOAgent` trained on it says so: `uses_history` is false);
+with two players its exploitability is computed exactly over round-states
+(`hiddenhand.solvers.round_best_response`). The information state below is the same under
+either observation.
+
 ## Information state
 
 The perfect-recall information state, what a player may know of the whole game, is
@@ -110,19 +126,31 @@ seats relative to the observer (`hiddenhand.envs.bid_spoof.InformationStateLayou
 | direction          | 2           | clockwise, anticlockwise (clockwise with two players in) |
 | bids               | N C x N     | for each bid value, one-hot of the seat that made it     |
 
-Its length (`rules.information_state_size`) is the observation's plus
+Its length (`rules.information_state_size`) is the full observation's plus
 `R (N^2 C + N (C + 4) + 6)`: with the default `max_rounds=200`, 10,873 for 3 players with
 3 coins and 80,060 for 8 players with 5 coins; 127 for 3 players with 3 coins on
 `objective="round"`. It grows with `max_rounds`: lower it where the tensor's size matters.
 
+## Exploitability
+
+With two players, `hiddenhand exploitability bid-spoof` (and
+`hiddenhand.games()["bid_spoof"].exploitability`) is exact under both `zero_call` rules: one
+round (`objective="round"`) by OpenSpiel's best response on the round's tree; a whole game
+by value iteration over round-states with a best response inside each round
+(`hiddenhand.solvers.round_best_response`), for agents that read only the round-state and
+the present round (`uses_history` false: the equilibrium, the heuristic, random play, a PPO
+agent trained on the Markov observation). It values the unlimited game (`max_rounds`
+aside: an endless game counts as a draw) and refuses agents that may read past rounds.
+
 ## Version history
 
-- v0: first release.
+- v0: first release. The `observation` argument was added later with the full vector as
+  its default, so observations, rewards and rules under the defaults are unchanged.
 """
 
 from __future__ import annotations
 
-from hiddenhand.envs.bid_spoof import OBJECTIVES, ZERO_CALLS, BidSpoofRules
+from hiddenhand.envs.bid_spoof import OBJECTIVES, OBSERVATIONS, ZERO_CALLS, BidSpoofRules
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
 from hiddenhand.registry import Benchmark, Exact, Game, Option, Solver
 
@@ -135,6 +163,7 @@ class raw_env(RulesAECEnv):
         "tiny": {"num_players": 2, "coins": 1, "max_rounds": 3},
         "four_players": {"num_players": 4, "coins": 2, "max_rounds": 20},
         "round": {"objective": "round", "zero_call": "before_own_bid"},
+        "markov": {"num_players": 2, "coins": 2, "max_rounds": 10, "observation": "markov"},
     }
     metadata = {"render_modes": list(RENDER_MODES), "name": "bid_spoof_v0", "is_parallelizable": False}
 
@@ -144,10 +173,6 @@ env, _ = env_factories(raw_env)
 
 def _two_players(rules: BidSpoofRules) -> bool:
     return rules.num_players == 2
-
-
-def _one_round_of_two(rules: BidSpoofRules) -> bool:
-    return rules.num_players == 2 and rules.params["objective"] == "round"
 
 
 GAME = Game(
@@ -162,6 +187,11 @@ GAME = Game(
         ),
         "objective": Option("the whole game, or one round scored by the coins it moves", choices=OBJECTIVES),
         "max_rounds": Option("stop the game as a draw after this many rounds"),
+        "observation": Option(
+            "what the observation holds: the present round and the last one (full), or only the round-state and "
+            "the present round (markov: the coins, the starter, the direction, your hand and the bids)",
+            choices=OBSERVATIONS,
+        ),
     },
     agents={
         "heuristic": "hiddenhand.agents.bid_spoof:BidSpoofHeuristic",
@@ -169,7 +199,12 @@ GAME = Game(
     },
     heuristics=("random", "heuristic"),
     opponent="heuristic",
-    exploitability=Exact("hiddenhand.openspiel:exploitability", _one_round_of_two, "one round of two players"),
+    exploitability=Exact(
+        "hiddenhand.solvers.bid_spoof:exploitability",
+        _two_players,
+        "two players (one round by OpenSpiel's best response; whole games by value iteration over round-states, "
+        "for agents that do not read past rounds)",
+    ),
     solver=Solver(
         "hiddenhand.solvers.bid_spoof:report",
         _two_players,

@@ -22,6 +22,7 @@ from hiddenhand.validation import check_bool, check_choice, check_int
 
 PRIZE_ORDERS = ("random", "ascending", "descending")
 SCORINGS = ("point_difference", "win_loss", "total_points")
+OBSERVATIONS = ("full", "markov")
 FACE_NAMES = {"a": 1, "j": 11, "q": 12, "k": 13}
 
 
@@ -66,6 +67,32 @@ class ObservationLayout(Layout):
         raise ValueError(f"a vector of length {length} is not a {num_cards}-card Goofspiel observation")
 
 
+class MarkovLayout(Layout):
+    """The ``observation="markov"`` vector (see ``goofspiel_v0``): the position and nothing
+    of how it was reached. With revealed bids and point-difference (or total-points)
+    scoring, what is still to be won depends on the hands, the prizes left and the prize on
+    the table only, so an agent that sees this vector is Markov by construction, and its
+    exploitability is computed exactly over positions
+    (:mod:`hiddenhand.solvers.gops_best_response`). Seats are relative to the observer;
+    ``others`` are the hands the other seats held when the round began (a bid made this
+    round stays hidden)."""
+
+    def __init__(self, num_cards: int, num_players: int) -> None:
+        n = num_cards
+        self.num_players = num_players
+        super().__init__([("prize", n), ("hand", n), ("others", (num_players - 1, n)), ("prizes_to_come", n)])
+
+    @staticmethod
+    @cache
+    def for_vector(length: int, num_cards: int) -> MarkovLayout | None:
+        """The layout of a Markov observation of ``length`` floats, or ``None`` if no number
+        of players gives that length (``num_cards * (players + 2)``)."""
+        players, rest = divmod(length, num_cards)
+        if rest or not GoofspielRules.min_players <= players - 2 <= GoofspielRules.max_players:
+            return None
+        return MarkovLayout(num_cards, players - 2)
+
+
 @dataclass(frozen=True)
 class RoundRecord:
     """One finished round as the engine saw it: prize and bids are card values (1-based);
@@ -89,6 +116,7 @@ class GoofspielRules(Rules):
         prize_order: str = "random",
         scoring: str = "point_difference",
         reveal_bids: bool = True,
+        observation: str = "full",
     ) -> None:
         super().__init__(
             num_cards=check_int("num_cards", num_cards, 2, 13),
@@ -96,7 +124,17 @@ class GoofspielRules(Rules):
             prize_order=check_choice("prize_order", prize_order, PRIZE_ORDERS),
             scoring=check_choice("scoring", scoring, SCORINGS),
             reveal_bids=check_bool("reveal_bids", reveal_bids),
+            observation=check_choice("observation", observation, OBSERVATIONS),
         )
+        self.markov = self.params["observation"] == "markov"
+        if self.markov and (not self.params["reveal_bids"] or self.params["scoring"] == "win_loss"):
+            raise ValueError(
+                f"observation='markov' needs reveal_bids=True and point_difference or total_points scoring "
+                f"(the position is then all that matters); got reveal_bids={self.params['reveal_bids']!r}, "
+                f"scoring={self.params['scoring']!r}"
+            )
+        # The Markov observation forgets the past: the information state is the full vector.
+        self.observation_is_information_state = not self.markov
         self.num_cards: int = self.params["num_cards"]
         self.prize_order: str = self.params["prize_order"]
         self.scoring: str = self.params["scoring"]
@@ -104,6 +142,7 @@ class GoofspielRules(Rules):
         self._num_players: int = self.params["num_players"]
         self.utility_sum = None if self.scoring == "total_points" else 0.0
         self.layout = ObservationLayout(self.num_cards, self._num_players)
+        self.markov_layout = MarkovLayout(self.num_cards, self._num_players)
         self.actions = ActionCodec([("bid", range(1, self.num_cards + 1))])
         self.total_prize = self.num_cards * (self.num_cards + 1) // 2
 
@@ -117,6 +156,10 @@ class GoofspielRules(Rules):
 
     @property
     def observation_size(self) -> int:
+        return (self.markov_layout if self.markov else self.layout).size
+
+    @property
+    def information_state_size(self) -> int:
         return self.layout.size
 
     @property
@@ -139,6 +182,68 @@ class GoofspielRules(Rules):
 
     def new_initial_state(self) -> GoofspielState:
         return GoofspielState(self)
+
+    def position_observations(
+        self, hand: np.ndarray, other: np.ndarray, prizes: np.ndarray, upcard: np.ndarray, seat: int
+    ) -> dict[str, np.ndarray]:
+        """The observations of many two-player positions at once, as a player would get
+        them when bidding on ``upcard``: what exact exploitability shows a Markov agent.
+
+        Each argument has one entry per position: ``hand`` (the player's), ``other`` (the
+        opponent's hand) and ``prizes`` (the prizes still to come, without the upcard) are
+        bitmasks (bit ``c - 1`` for card ``c``), ``upcard`` a card index (``c - 1``); ``seat``
+        is the player's seat. A Markov observation shows exactly the position. A full one
+        also shows a history, which the position does not determine: the one built here
+        plays the spent cards in increasing order round by round (each side's lowest spent
+        card on the lowest spent prize, and so on), which is a legal history of the
+        position, so an agent that reads neither the score nor the history (which it
+        declares) answers as it would after any other. Returns ``{"observation": (N, size),
+        "action_mask": (N, num_cards)}`` (the engine's own encoding: the tests compare them).
+        """
+        if self.num_players != 2:
+            raise ValueError(f"positions are two-player; {self!r} has {self.num_players} players")
+        n = self.num_cards
+        bits = (np.asarray(hand)[:, None] >> np.arange(n)) & 1
+        others = (np.asarray(other)[:, None] >> np.arange(n)) & 1
+        to_come = (np.asarray(prizes)[:, None] >> np.arange(n)) & 1
+        rows = np.arange(len(bits))
+        mask = bits.astype(np.int8)
+        if self.markov:
+            obs, views = self.markov_layout.zeros(len(bits))
+            views["others"][:, 0] = others
+        else:
+            obs, views = self.layout.zeros(len(bits))
+            views["reveal"][:] = 1.0
+            views["seat"][:, seat] = 1.0
+            self._canonical_history(views, bits, others, to_come, upcard)
+        views["prize"][rows, upcard] = 1.0
+        views["hand"][:] = bits
+        views["prizes_to_come"][:] = to_come
+        return {"observation": obs, "action_mask": mask}
+
+    def _canonical_history(self, views, hand, other, to_come, upcard) -> None:
+        """Fill the history and points of full observations (see :meth:`position_observations`):
+        in round ``r`` the ``r``-th lowest spent prize, own card and opponent's card."""
+        n = self.num_cards
+        rows = np.arange(len(hand))
+        spent_prizes = 1 - to_come
+        spent_prizes[rows, upcard] = 0
+        played = n - hand.sum(axis=1)
+        if not (played == played[0]).all():
+            raise ValueError("positions of one batch must have equal hand sizes")
+        rounds = int(played[0])
+        order = np.argsort(1 - np.stack([spent_prizes, 1 - hand, 1 - other]), axis=2, kind="stable")[..., :rounds]
+        prize, mine, theirs = order  # (N, rounds) card indices, increasing
+        block = self.layout.round.views(views["history"])
+        won = np.sign(mine - theirs)
+        for r in range(rounds):
+            block["prize"][rows, r, prize[:, r]] = 1.0
+            block["own_bid"][rows, r, mine[:, r]] = 1.0
+            block["others"][rows, r, 0, theirs[:, r]] = 1.0
+            block["winner"][rows, r, np.where(won[:, r] > 0, 0, np.where(won[:, r] < 0, 1, 2))] = 1.0
+        block["prize"][rows, rounds, upcard] = 1.0  # the round being bid on
+        points = (prize + 1)[:, None] * np.stack([won > 0, won < 0], axis=1)  # (N, 2, rounds)
+        views["points"][:] = points.sum(axis=2) / self.total_prize
 
     def prompt(self, state: State, player: int) -> str:
         return "Make a bid! Enter a card from your hand (A = 1, J = 11, Q = 12, K = 13):"
@@ -240,7 +345,28 @@ class GoofspielState(State):
         return other
 
     def observation_tensor(self, player: int) -> np.ndarray:
+        if self.rules.markov:
+            return self._markov_observation(player)
         return self._obs[player].copy()
+
+    def information_state_tensor(self, player: int) -> np.ndarray:
+        return self._obs[player].copy()
+
+    def _markov_observation(self, player: int) -> np.ndarray:
+        """The position as ``player`` sees it (:class:`MarkovLayout`): the others' hands as
+        they were when the round began, so that a bid made this round stays hidden."""
+        players = self.rules.num_players
+        obs, views = self.rules.markov_layout.zeros()
+        hands = self.hands.astype(np.float32)
+        for seat, card in enumerate(self.bids):  # bids already made this round, seat order
+            if seat != player:
+                hands[seat, card - 1] = 1.0
+        views["hand"][:] = hands[player]
+        views["others"][:] = hands[[(player + k) % players for k in range(1, players)]]
+        if self.prize is not None:
+            views["prize"][self.prize - 1] = 1.0
+        views["prizes_to_come"][[p - 1 for p in self.prizes_left]] = 1.0
+        return obs
 
     def information_state_string(self, player: int) -> str:
         hand = " ".join(str(a + 1) for a in np.flatnonzero(self.hands[player]))
@@ -382,6 +508,8 @@ class GoofspielView:
 
     ``others_hands[k - 1]`` are the cards seat ``k`` held when the current round began (a
     bid already made this round is still hidden), or ``None`` when bids are never revealed.
+    ``points`` is ``None`` for a Markov observation (:class:`MarkovLayout`), which hides the
+    score.
     """
 
     num_cards: int
@@ -390,7 +518,7 @@ class GoofspielView:
     prize: int | None
     hand: tuple[int, ...]
     prizes_to_come: tuple[int, ...]
-    points: tuple[int, ...]
+    points: tuple[int, ...] | None
     rounds_played: int
     others_hands: tuple[tuple[int, ...] | None, ...]
 
@@ -400,6 +528,11 @@ class GoofspielView:
 
     @staticmethod
     def decode(vector: np.ndarray, num_cards: int) -> GoofspielView:
+        """What an observation vector of a ``num_cards`` game says, full or Markov (told
+        apart by its length)."""
+        markov = MarkovLayout.for_vector(len(vector), num_cards)
+        if markov is not None:
+            return GoofspielView._decode_markov(markov.decode(vector), markov, num_cards)
         layout = ObservationLayout.for_vector(len(vector), num_cards)
         obs = layout.decode(vector)
         rounds = layout.round.decode(obs["history"])  # each piece with a leading round index
@@ -421,6 +554,52 @@ class GoofspielView:
                 _cards(spent == 0) if reveal else None for spent in rounds["others"][:played].sum(axis=0)
             ),
         )
+
+    @staticmethod
+    def _decode_markov(obs: dict, layout: MarkovLayout, num_cards: int) -> GoofspielView:
+        prize, hand = _cards(obs["prize"]), _cards(obs["hand"])
+        return GoofspielView(
+            num_cards=num_cards,
+            num_players=layout.num_players,
+            reveal_bids=True,
+            prize=prize[0] if prize else None,
+            hand=hand,
+            prizes_to_come=_cards(obs["prizes_to_come"]),
+            points=None,
+            rounds_played=num_cards - len(hand),
+            others_hands=tuple(_cards(cards) for cards in obs["others"]),
+        )
+
+
+def position_keys(vectors: np.ndarray, num_cards: int, score: bool = True) -> np.ndarray:
+    """What many observations (rows of ``vectors``, full or Markov) say about the position,
+    as integer rows: the prize on the table (-1 if none), the observer's hand and each other
+    seat's hand as bitmasks (-1 when bids are hidden), and with ``score`` the points of
+    every seat and the rounds played. Two observations with equal rows are the same
+    decision to an agent that reads only these (the heuristics), which is how it answers a
+    batch once per distinct position."""
+    vectors = np.asarray(vectors)
+    n = num_cards
+    weights = 1 << np.arange(n)
+    markov = MarkovLayout.for_vector(vectors.shape[1], n)
+    layout = markov or ObservationLayout.for_vector(vectors.shape[1], n)
+    views = layout.views(vectors)
+    prize = np.where(views["prize"].any(axis=1), views["prize"].argmax(axis=1), -1)
+    hand = (views["hand"] > 0.5) @ weights
+    if markov is not None:
+        others = (views["others"] > 0.5) @ weights
+        columns = [prize[:, None], hand[:, None], others]
+        if score:
+            columns.append(np.full((len(vectors), markov.num_players + 1), -1))
+        return np.concatenate(columns, axis=1).astype(np.int64)
+    rounds = layout.round.views(views["history"])
+    spent = rounds["others"].sum(axis=1) > 0.5  # (N, P - 1, n): each other seat's revealed bids
+    others = np.where(views["reveal"][:, None] > 0.5, (~spent) @ weights, -1)
+    columns = [prize[:, None], hand[:, None], others]
+    if score:
+        total = n * (n + 1) // 2
+        columns += [np.rint(views["points"] * total), rounds["winner"].sum(axis=(1, 2))[:, None]]
+    return np.concatenate(columns, axis=1).astype(np.int64)
 
 
 def _cards(one_hot: np.ndarray) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ from hiddenhand.layout import ActionCodec, Layout, one_hot_index
 from hiddenhand.validation import check_choice, check_int
 
 OBJECTIVES = ("game", "round")
+OBSERVATIONS = ("full", "markov")
 MAX_MATCHES = 9
 """Most matches a player may start with (the round game grows as the square of it)."""
 
@@ -42,11 +43,13 @@ class ObservationLayout(Layout):
 
     ``max_hold`` is the larger starting count (the most matches anyone can hold),
     ``max_total`` the starting total (the largest bid), ``rounds`` the number of round
-    blocks in the history.
+    blocks in the history: 0 for the Markov observation, which is the present round alone
+    (the same pieces, so one decoder reads both).
     """
 
     def __init__(self, max_hold: int, max_total: int, rounds: int) -> None:
         holds, bids = (2, max_hold + 1), (2, max_total + 1)
+        self.rounds = rounds
         self.round = Layout([("first", 2), ("holds", holds), ("bids", bids)])
         super().__init__(
             [
@@ -76,12 +79,19 @@ class SpoofRules(Rules):
 
     name = "spoof"
 
-    def __init__(self, matches: int | tuple[int, int] = 3, objective: str = "game", max_rounds: int = 50) -> None:
+    def __init__(
+        self,
+        matches: int | tuple[int, int] = 3,
+        objective: str = "game",
+        max_rounds: int = 50,
+        observation: str = "full",
+    ) -> None:
         pair = parse_matches(matches)
         super().__init__(
             matches=pair[0] if pair[0] == pair[1] else pair,
             objective=check_choice("objective", objective, OBJECTIVES),
             max_rounds=check_int("max_rounds", max_rounds, 1, 10_000),
+            observation=check_choice("observation", observation, OBSERVATIONS),
         )
         self.matches: tuple[int, int] = pair
         self.objective: str = self.params["objective"]
@@ -90,7 +100,12 @@ class SpoofRules(Rules):
         self.max_total = sum(pair)
         self.utility_sum = 1.0 if self.objective == "round" else 0.0
         rounds = 1 if self.objective == "round" else self.max_rounds
-        self.layout = ObservationLayout(self.max_hold, self.max_total, rounds)
+        # The perfect-recall vector; the Markov observation is its present-round part and
+        # forgets the past, so it is no longer the information state.
+        self.information_layout = ObservationLayout(self.max_hold, self.max_total, rounds)
+        self.markov = self.params["observation"] == "markov"
+        self.observation_is_information_state = not self.markov
+        self.layout = ObservationLayout(self.max_hold, self.max_total, 0) if self.markov else self.information_layout
         self.actions = ActionCodec([("hold", self.max_hold + 1), ("bid", self.max_total + 1)])
 
     @classmethod
@@ -134,6 +149,10 @@ class SpoofRules(Rules):
         return self.layout.size
 
     @property
+    def information_state_size(self) -> int:
+        return self.information_layout.size
+
+    @property
     def max_game_length(self) -> int:
         return 4 * (1 if self.objective == "round" else self.max_rounds)
 
@@ -143,6 +162,26 @@ class SpoofRules(Rules):
 
     def new_initial_state(self) -> SpoofState:
         return SpoofState(self)
+
+    def new_round_state(self, matches: tuple[int, int], first: int = 0) -> SpoofState:
+        """A state at the start of a round with ``matches`` per player (player 0's, player
+        1's; each 1 to that player's starting count) and player ``first`` bidding first:
+        how the exact solver and the whole-game best response reach every round-state."""
+        valid = (
+            len(matches) == 2
+            and all(isinstance(m, (int, np.integer)) and 1 <= m <= start for m, start in zip(matches, self.matches))
+            and first in (0, 1)
+        )
+        if not valid:
+            raise ValueError(
+                f"matches={matches!r}, first={first!r} is not a round-state of {self!r}: one count per player, "
+                f"1 to {self.matches[0]} for player 0 and 1 to {self.matches[1]} for player 1, and a first "
+                "bidder 0 or 1"
+            )
+        state = SpoofState(self)
+        state.matches = [int(m) for m in matches]
+        state.first = first
+        return state
 
     def prompt(self, state: State, player: int) -> str:
         kind, _ = self.actions.decode(state.legal_actions(player)[0])
@@ -229,7 +268,14 @@ class SpoofState(State):
         return self._copy("matches", "holds", "bids", "history", "_returns")
 
     def observation_tensor(self, player: int) -> np.ndarray:
-        layout = self.rules.layout
+        return self._tensor(self.rules.layout, player)
+
+    def information_state_tensor(self, player: int) -> np.ndarray:
+        return self._tensor(self.rules.information_layout, player)
+
+    def _tensor(self, layout: ObservationLayout, player: int) -> np.ndarray:
+        """``player``'s view in ``layout``: the present round, then as many finished rounds
+        as the layout has blocks for (all of them, or none for the Markov observation)."""
         obs, views = layout.zeros()
         views["seat"][player] = 1.0
         views["first"][(self.first - player) % 2] = 1.0
@@ -241,7 +287,7 @@ class SpoofState(State):
             if self.bids[p] is not None:
                 views["bids"][rel, self.bids[p]] = 1.0
         rounds = layout.round.views(views["history"])  # each piece with a leading round index
-        for k, record in enumerate(self.history):
+        for k, record in enumerate(self.history[: layout.rounds]):
             rounds["first"][k, (record.first - player) % 2] = 1.0
             for rel in (0, 1):
                 p = (player + rel) % 2
@@ -339,8 +385,8 @@ def _sentence(name: str) -> str:
 
 @dataclass(frozen=True)
 class SpoofView:
-    """What a Spoof observation says about the present round, seats relative to the
-    observer: enough for a Markov agent (the equilibrium, the heuristic)."""
+    """What a Spoof observation (full or Markov) says about the present round, seats
+    relative to the observer: enough for a Markov agent (the equilibrium, the heuristic)."""
 
     mine: int
     theirs: int

@@ -29,7 +29,7 @@ has) are legal, as at the table, though they can never win the round.
 
 ## Arguments
 
-    spoof_v0.env(matches=3, objective="game", max_rounds=50, render_mode=None)
+    spoof_v0.env(matches=3, objective="game", max_rounds=50, observation="full", render_mode=None)
 
 - `matches` (1 to 9): each player's starting count, or a pair `(player_0's, player_1's)`
   for an unequal start. OpenSpiel takes no pairs: there it is `matches` for player 0 and
@@ -44,7 +44,10 @@ has) are legal, as at the table, though they can never win the round.
   otherwise play for ever. Under the equilibrium a game from 3 matches each outlasts 50
   rounds with probability below 1e-7 (`hiddenhand.solvers.spoof`), so the default only
   stops degenerate play. The AEC env reports the stop as a truncation (`truncations`
-  true, `terminations` false). The exact solver solves the unlimited game.
+  true, `terminations` false). The exact solver and the whole-game exploitability solve
+  the unlimited game.
+- `observation`: `"full"` (the default): everything the player knows, with perfect recall
+  (below); `"markov"`: the present round only, see "Markov observation" below.
 - `render_mode`: `None`, `"ansi"` or `"human"`.
 
 A bad argument raises `ValueError` naming the value and what is allowed.
@@ -87,14 +90,41 @@ vector therefore holds everything the player knows, with perfect recall.
 is `4 + 3(H + 1) + 2(T + 1) + R(2 + 2(H + 1) + 2(T + 1))`: 1,230 for 3 matches each and
 50 rounds.
 
+### Markov observation
+
+With `observation="markov"` the vector is the table above without its history: own seat,
+matches, first bidder, own hand and this round's bids, `4 + 3(H + 1) + 2(T + 1)` floats
+(30 for 3 matches each). Every round ends with both hands shown, so the round-state (the
+matches and who bids first) and the present round are all that bears on what is still to
+be won; an agent trained on it is Markov by construction (a `PPOAgent` trained on it says
+so: `uses_history` is false), and its exploitability is computed exactly over round-states
+(`hiddenhand.solvers.round_best_response`). The vector is then no longer the information
+state (`Rules.observation_is_information_state` is False): the perfect-recall vector above,
+what OpenSpiel's information-state tensor and tabular policies read, is
+`State.information_state_tensor`. `SpoofView.decode` reads both.
+
+## Exploitability
+
+`hiddenhand exploitability spoof` (and `hiddenhand.games()["spoof"].exploitability`) is
+exact for every configuration: one round (`objective="round"`) by OpenSpiel's best response
+on the round's tree; a whole game by value iteration over round-states with a best
+response inside each round (`hiddenhand.solvers.round_best_response`), for agents that
+read only the round-state and the present round (`uses_history` false: the equilibrium,
+the heuristic, random play, a PPO agent trained on the Markov observation). It values the
+unlimited game (`max_rounds` aside: an endless game counts as a draw) and refuses agents
+that may read past rounds. The solver's equilibrium is unexploitable up to 2 matches each;
+from 3 a losing first bidder can stall its stationary strategies to a draw (exploitability
+0.064 at 3 matches; see `hiddenhand.solvers.spoof`).
+
 ## Version history
 
-- v0: first release.
+- v0: first release. The `observation` argument was added later with the full vector as
+  its default, so observations, rewards and rules under the defaults are unchanged.
 """
 
 from __future__ import annotations
 
-from hiddenhand.envs.spoof import OBJECTIVES, SpoofRules
+from hiddenhand.envs.spoof import OBJECTIVES, OBSERVATIONS, SpoofRules
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
 from hiddenhand.registry import Benchmark, Exact, Game, Option, Solver
 
@@ -107,6 +137,7 @@ class raw_env(RulesAECEnv):
         "tiny": {"matches": 1, "max_rounds": 3},
         "round": {"objective": "round"},
         "unequal": {"matches": (2, 3), "max_rounds": 10},
+        "markov": {"matches": 2, "max_rounds": 10, "observation": "markov"},
     }
     metadata = {"render_modes": list(RENDER_MODES), "name": "spoof_v0", "is_parallelizable": False}
 
@@ -122,10 +153,6 @@ def _matches(text: str) -> int | tuple[int, int]:
     return counts[0] if len(counts) == 1 else tuple(counts)
 
 
-def _one_round(rules: SpoofRules) -> bool:
-    return rules.params["objective"] == "round"
-
-
 GAME = Game(
     name="spoof",
     env=raw_env,
@@ -138,6 +165,11 @@ GAME = Game(
             "play the whole game (+1/-1) or one round (1 right, 0 opponent right, 0.5 neither)", choices=OBJECTIVES
         ),
         "max_rounds": Option("stop the game as a draw after this many rounds"),
+        "observation": Option(
+            "what the observation holds: everything known (full), or only the round-state and the present round "
+            "(markov: the matches, who bids first, your hand and this round's bids)",
+            choices=OBSERVATIONS,
+        ),
     },
     agents={
         "heuristic": "hiddenhand.agents.spoof:SpoofHeuristic",
@@ -145,7 +177,12 @@ GAME = Game(
     },
     heuristics=("random", "heuristic"),
     opponent="equilibrium",
-    exploitability=Exact("hiddenhand.openspiel:exploitability", _one_round, "one round (objective=round)"),
+    exploitability=Exact(
+        "hiddenhand.solvers.spoof:exploitability",
+        lambda rules: True,
+        "every configuration (one round by OpenSpiel's best response; whole games by value iteration over "
+        "round-states, for agents that do not read past rounds)",
+    ),
     solver=Solver(
         "hiddenhand.solvers.spoof:report",
         lambda rules: True,

@@ -32,6 +32,7 @@ import pyspiel
 from open_spiel.python import policy as policy_lib
 
 from hiddenhand.core import Rules, State, decision_states, depth_first
+from hiddenhand.exploitability import Exploitability
 from hiddenhand.pettingzoo_env import RulesAECEnv
 from hiddenhand.registry import Game, games, get
 
@@ -287,10 +288,19 @@ def _game_class(name: str) -> type[HiddenhandGame]:
     return type(f"{get(name).rules_class.__name__}Game", (HiddenhandGame,), {"__init__": __init__})
 
 
-def exploitability(rules: Rules, agent: Agent) -> float:
-    """Exploitability of ``agent`` in every seat of ``rules``' game: NashConv divided by the
-    number of players (exact; the game's tree must fit in memory)."""
-    return nash_conv(HiddenhandGame(rules), agent) / rules.num_players
+def exploitability(rules: Rules, agent: Agent) -> Exploitability:
+    """Exploitability of ``agent`` in every seat of ``rules``' game by OpenSpiel's exact best
+    response (C++, on the cached tree; the game's tree must fit in memory): per seat, what a
+    best responder there gains over the agent's own play (OpenSpiel's player improvements)."""
+    game = HiddenhandGame(rules)
+    tree, policy = cached_tree(game), tabular_policy(game, agent)
+    root = tree.new_initial_state()
+    on_policy = pyspiel.expected_returns(root, policy, -1, True)
+    per_seat = tuple(
+        pyspiel.TabularBestResponse(tree, p, policy).value(root.history_str()) - on_policy[p]
+        for p in range(rules.num_players)
+    )
+    return Exploitability(per_seat, exact=True, method="OpenSpiel's best response on the whole game tree")
 
 
 def register_game(game: Game) -> None:

@@ -27,6 +27,7 @@ from hiddenhand.core import Rules
 
 if TYPE_CHECKING:
     from hiddenhand.agents.base import Agent
+    from hiddenhand.exploitability import Exploitability
     from hiddenhand.pettingzoo_env import RulesAECEnv
 
 Ref = str | Callable[..., Any]
@@ -142,7 +143,8 @@ class Game:
     - ``heuristics``: the rule-based agents (a tournament's default field; PPO's sparring
       partners). ``opponent``: the computer player ``hiddenhand play`` fields by default.
     - ``exploitability``: exact exploitability of an agent playing every seat,
-      ``(rules, agent) -> float``, where the game has one.
+      ``(rules, agent) ->`` :class:`~hiddenhand.exploitability.Exploitability`, where the
+      game has one.
     - ``solver``: the exact solve, where the game has one.
     - ``agent_file``: ``(path, rules, seed) -> Agent | None``: game-specific files that
       load as agents (Goofspiel's solution files), beside the saved policies every game has.
@@ -212,12 +214,27 @@ class Game:
         """Whether every player moves each round, so the game has a Parallel env."""
         return bool(self.env.metadata.get("is_parallelizable"))
 
-    def exact_exploitability(self, rules: Rules, agent: Agent) -> float | None:
-        """Exploitability of ``agent`` playing every seat of ``rules`` by the game's exact
-        method, or ``None`` where it has none for this configuration."""
+    def measure_exploitability(self, rules: Rules, agent: Agent) -> Exploitability | None:
+        """How exploitable ``agent`` is, playing every seat of ``rules``, by the game's exact
+        method (per seat, NashConv, and how it was computed), or ``None`` where it has none
+        for this configuration. The method may still refuse an agent it cannot measure
+        exactly (one that reads what the method assumes it ignores) with
+        :class:`~hiddenhand.exploitability.NotMeasurable`, which says why."""
         if self.exploitability is None or not self.exploitability.covers(rules):
             return None
         return resolve(self.exploitability.function)(rules, agent)  # coverage checked just above
+
+    def exact_exploitability(self, rules: Rules, agent: Agent) -> float | None:
+        """The exploitability of :meth:`measure_exploitability` as one number (NashConv divided
+        by the number of players), or ``None`` where there is no exact figure for this
+        configuration or this agent (what training curves plot)."""
+        from hiddenhand.exploitability import NotMeasurable
+
+        try:
+            measured = self.measure_exploitability(rules, agent)
+        except NotMeasurable:
+            return None
+        return None if measured is None else measured.value
 
     def seating_rules(self, rules: Rules) -> Callable[[tuple[str, ...]], Rules] | None:
         """For tournaments: the rules each seating of named agents plays (``None``: ``rules``)."""

@@ -41,6 +41,7 @@ def test_registration_parameters_and_players():
         "prize_order": "random",
         "scoring": "point_difference",
         "reveal_bids": True,
+        "observation": "full",
     }
     assert game.num_distinct_actions() == 4 and game.max_chance_outcomes() == 4
     assert game.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL

@@ -15,6 +15,7 @@ from hiddenhand import registry
 from hiddenhand.agents import RandomAgent, make_agent
 from hiddenhand.cli import build_parser
 from hiddenhand.cli.games import format_games
+from hiddenhand.exploitability import NotMeasurable
 
 OURS = ("bid_spoof", "egghead", "goofspiel", "spoof")
 
@@ -59,12 +60,19 @@ def test_the_exploitability_dispatch_follows_the_declared_coverage():
     one_round = spoof.rules(matches=2, objective="round")
     assert spoof.exact_exploitability(one_round, make_agent("spoof", "equilibrium", one_round)) < 1e-8
     assert spoof.exact_exploitability(one_round, RandomAgent()) > 0.05  # 0.075: uniform play concedes
-    assert spoof.exact_exploitability(spoof.rules(), RandomAgent()) is None  # the whole game: not covered
+    assert spoof.exact_exploitability(spoof.rules(), RandomAgent()) > 0.05  # whole games: covered too
     assert (
         hiddenhand.games()["egghead"].exact_exploitability(hiddenhand.games()["egghead"].rules(), RandomAgent()) is None
     )
-    with pytest.raises(ValueError, match="applies to one round"):
-        spoof.exploitability(spoof.rules(), RandomAgent())
+    bid = hiddenhand.games()["bid_spoof"]
+    assert bid.exact_exploitability(bid.rules(), RandomAgent()) is None  # three players: not covered
+    with pytest.raises(ValueError, match="applies to two players"):
+        bid.exploitability(bid.rules(), RandomAgent())
+    # Covered, but an agent that reads the past is refused with the reason; curves record no figure.
+    reader = type("Reader", (RandomAgent,), {"uses_history": True})()
+    with pytest.raises(NotMeasurable, match="may read past rounds"):
+        spoof.measure_exploitability(spoof.rules(), reader)
+    assert spoof.exact_exploitability(spoof.rules(), reader) is None
 
 
 def test_declarations_are_checked():

@@ -77,8 +77,10 @@ def train_ppo(
 
     PPO collects ``n_steps`` moves per update, so ``timesteps`` is rounded up to a multiple
     of it. ``exploitability`` says when to measure it exactly: at ``"every"`` evaluation,
-    only at the ``"final"`` one, or ``"never"``. The exact measure costs little at 4 cards
-    but about two minutes per evaluation at 5 (the DP queries the network at every state).
+    only at the ``"final"`` one, or ``"never"``. On the full observation the network may read
+    the history, so Goofspiel's measure is the dynamic programme over histories, one query
+    at a time (about two minutes per evaluation at 5 cards); on ``observation="markov"`` it is
+    the induction over positions with batched queries (seconds up to 8 cards).
     """
     import torch
     from sb3_contrib import MaskablePPO

@@ -14,9 +14,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hiddenhand.cli import advise, benchmark, games, play, simulate, solve, tournament, train
+from hiddenhand.cli import advise, benchmark, exploitability, games, play, simulate, solve, tournament, train
 
-COMMANDS = (games, play, tournament, train, solve, advise, simulate, benchmark)
+COMMANDS = (games, play, tournament, train, solve, exploitability, advise, simulate, benchmark)
 """The modules of the commands, each with ``add_parser(commands)`` (which sets ``run``)."""
 
 

@@ -17,14 +17,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hiddenhand.envs.bid_spoof import MAX_COINS, ZERO_CALLS, BidSpoofRules, BidSpoofState
+from hiddenhand.exploitability import Exploitability
+from hiddenhand.solvers.round_best_response import RoundBestResponse
 from hiddenhand.solvers.sequence_form import Behaviour, SequenceForm
 from hiddenhand.solvers.stochastic import Continuation, StochasticSolution, two_player_continuation
 from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_choice, check_int
+
+if TYPE_CHECKING:
+    from hiddenhand.agents.base import Agent
 
 
 def _tabulate(rules: BidSpoofRules, form: SequenceForm, policies: tuple[Behaviour, Behaviour], table: dict) -> None:
@@ -39,18 +45,23 @@ def _tabulate(rules: BidSpoofRules, form: SequenceForm, policies: tuple[Behaviou
 
 
 class BidSpoofRounds:
-    """Two-player Bid Spoof as a :class:`~hiddenhand.solvers.stochastic.RoundGame`."""
+    """Two-player Bid Spoof as a :class:`~hiddenhand.solvers.stochastic.RoundGame`, played
+    by the rules of ``coins``, ``zero_call`` and ``params`` (the other parameters of
+    :class:`BidSpoofRules`; two players). The solver needs only the first two; the
+    whole-game best response passes a game's every parameter, as the agent it measures
+    reads observations laid out by them."""
 
-    def __init__(self, coins: int, zero_call: str) -> None:
-        # Two rounds allowed, so that the first ends in a round-state rather than a stop.
-        self.rules = BidSpoofRules(num_players=2, coins=coins, zero_call=zero_call, max_rounds=2)
+    def __init__(self, coins: int, zero_call: str = "round_start", **params: Any) -> None:
+        self.rules = BidSpoofRules(**{"num_players": 2, **params}, coins=coins, zero_call=zero_call)
+        if self.rules.num_players != 2:
+            raise ValueError(f"rounds are solved for two players; {self.rules!r} has {self.rules.num_players}")
 
     def keys(self) -> list[tuple[int, int]]:
         c = self.rules.coins
         return sorted(((a, b) for a in range(1, c + 1) for b in range(1, c + 1)), key=lambda k: (sum(k), k))
 
-    def start(self, key: tuple[int, int]) -> BidSpoofState:
-        return self.rules.new_round_state(key, starter=0)
+    def start(self, key: tuple[int, int], first: int = 0) -> BidSpoofState:
+        return self.rules.new_round_state(key if first == 0 else key[::-1], starter=first)
 
     def continuation(self, state: BidSpoofState) -> Continuation | None:
         return two_player_continuation(state, state.coins, state.starter) if state.history else None
@@ -115,9 +126,9 @@ def solve(coins: int = 3, zero_call: str = "round_start", progress: bool = True)
 
 
 def present_round(rules: BidSpoofRules, observation: np.ndarray) -> bytes:
-    """The part of an observation that describes the present round: the key of an
-    equilibrium table (the past rounds tell nothing about the present hands)."""
-    present = slice(rules.layout.offset("coins"), rules.layout.offset("last_round"))  # the coins to the bid table
+    """The part of an observation (full or Markov) that describes the present round: the
+    key of an equilibrium table (the past rounds tell nothing about the present hands)."""
+    present = slice(rules.layout.offset("coins"), rules.layout.slice("bids").stop)  # the coins to the bid table
     return np.ascontiguousarray(observation[present], dtype=np.float32).tobytes()
 
 
@@ -154,3 +165,20 @@ def report(rules: BidSpoofRules) -> str:
         if hands[hold] > 5e-4:
             lines.append(f"holding {hold}, opens: " + ", ".join(f"{m} {p:.3f}" for m, p in moves.items()))
     return "\n".join(lines)
+
+
+def game_best_response(rules: BidSpoofRules, agent: Agent) -> RoundBestResponse:
+    """The whole two-player game of ``rules`` against ``agent``, round-state by round-state,
+    with the game's own observations (:mod:`~hiddenhand.solvers.round_best_response`)."""
+    return RoundBestResponse(BidSpoofRounds(**rules.params), agent, opening=(rules.coins, rules.coins))
+
+
+def exploitability(rules: BidSpoofRules, agent: Agent) -> Exploitability:
+    """Two-player ``bid_spoof_v0``'s exact exploitability: one round by OpenSpiel's best
+    response on its tree, a whole game by value iteration over round-states
+    (:func:`game_best_response`, for agents that do not read past rounds)."""
+    if rules.objective == "round":
+        from hiddenhand.openspiel import exploitability as on_the_tree
+
+        return on_the_tree(rules, agent)
+    return game_best_response(rules, agent).exploitability()

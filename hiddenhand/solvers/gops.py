@@ -18,7 +18,10 @@ The matrix games are solved in compiled code (:mod:`hiddenhand.solvers.matrix_ga
 saddle point first, then a dense simplex), in parallel over chunks of patterns on a pool
 of threads (the kernel releases the GIL).
 Strategies are not stored: :meth:`GopsSolution.strategy` re-solves the one matrix game
-of a state from the stored values of the level below.
+of a state from the stored values of the level below, and
+:meth:`GopsSolution.strategy_table` re-solves a whole level's in the same compiled kernels.
+:mod:`hiddenhand.solvers.gops_certify` re-solves every level once more to certify the
+solution (its exact exploitability and how far the stored values are from a fixed point).
 """
 
 from __future__ import annotations
@@ -38,13 +41,24 @@ import numpy as np
 from numba import njit
 from tqdm.auto import tqdm
 
-from hiddenhand.files import atomic_write, check_writable, digest, load_npz, read_json, remove_stale_temps, save_npz
+from hiddenhand.files import (
+    atomic_write,
+    check_writable,
+    digest,
+    load_npz,
+    read_json,
+    read_npz_meta,
+    remove_stale_temps,
+    save_npz,
+)
 from hiddenhand.solvers.gops_best_response import best_response_value, exploitability
-from hiddenhand.solvers.matrix_game import game_value, solve_game
+from hiddenhand.solvers.matrix_game import game_value, solve_game, solve_into
 from hiddenhand.validation import check_int
 
 FORMAT_VERSION = 1
 A_ONLY, B_ONLY, BOTH = 0, 1, 2
+DROPPED = 1e-12
+"""Bid probabilities at or below this (after normalising) are not played: round-off of the simplex."""
 
 
 def level_patterns(k: int, num_cards: int) -> list[tuple[int, ...]]:
@@ -157,28 +171,86 @@ class Indexer:
         return patterns * prize_sets * k
 
 
-@njit(nogil=True)  # not cached: numba's cache would not notice a change in matrix_game.py
-def _solve_level(win, child, prize_values, prize_child, below, out, start, stop):
-    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``.
+# The kernels are not cached: numba's cache would not notice a change in matrix_game.py.
+# Each is serial and GIL-free over patterns ``start:stop`` of one level, with its own
+# scratch arrays, so that :func:`run_level` can run chunks of patterns on a pool of threads.
 
-    Serial and GIL-free: :func:`solve` runs chunks of patterns on a pool of threads, each
-    call with its own scratch arrays.
-    """
+
+@njit(nogil=True)
+def fill_matrix(m, win, child, below, p, prize, rest):
+    """The matrix game of pattern ``p`` once ``prize`` is turned, with ``rest`` (the index
+    of the prizes left) and ``below`` the values of the level below, into ``m``: A's bid by
+    rank (rows) against B's (columns)."""
+    k = m.shape[0]
+    for i in range(k):
+        for j in range(k):
+            m[i, j] = win[p, i, j] * prize + below[child[p, i, j], rest]
+
+
+@njit(nogil=True)
+def as_played(x):
+    """The mixed bid the equilibrium agent plays, from the simplex's ``x`` (in place):
+    round-off clipped to 0, normalised, then probabilities up to :data:`DROPPED` removed
+    (not renormalised), as :meth:`GopsSolution.strategy` reports them."""
+    total = 0.0
+    for i in range(x.size):
+        x[i] = max(x[i], 0.0)
+        total += x[i]
+    for i in range(x.size):
+        x[i] /= total
+        if x[i] <= DROPPED:
+            x[i] = 0.0
+
+
+@njit(nogil=True)
+def scratch(k):
+    """(matrix, tableau, basis, x, y): the working arrays of :func:`solve_into` for k x k games."""
+    return np.empty((k, k)), np.empty((k + 1, 2 * k + 1)), np.empty(k, dtype=np.int64), np.empty(k), np.empty(k)
+
+
+@njit(nogil=True)
+def _solve_level(win, child, prize_values, prize_child, below, out, start, stop):
+    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``."""
     k = win.shape[1]
-    m = np.empty((k, k))
-    tableau = np.empty((k + 1, 2 * k + 1))
-    basis = np.empty(k, dtype=np.int64)
+    m, tableau, basis, _, _ = scratch(k)
     for p in range(start, stop):
         for q in range(prize_values.shape[0]):
             total = 0.0
             for u in range(k):
-                prize = prize_values[q, u]
-                rest = prize_child[q, u]
-                for i in range(k):
-                    for j in range(k):
-                        m[i, j] = win[p, i, j] * prize + below[child[p, i, j], rest]
+                fill_matrix(m, win, child, below, p, prize_values[q, u], prize_child[q, u])
                 total += game_value(m, tableau, basis)
             out[p, q] = total / k
+
+
+@njit(nogil=True)
+def _strategy_level(win, child, prize_values, prize_child, below, out, start, stop):
+    """A's equilibrium bids as played (:func:`as_played`) at patterns ``start:stop`` of one
+    level, into ``out[p, q, u]`` (see :meth:`GopsSolution.strategy_table`)."""
+    k = win.shape[1]
+    m, tableau, basis, x, y = scratch(k)
+    for p in range(start, stop):
+        for q in range(prize_values.shape[0]):
+            for u in range(k):
+                fill_matrix(m, win, child, below, p, prize_values[q, u], prize_child[q, u])
+                solve_into(m, tableau, basis, x, y)
+                as_played(x)
+                out[p, q, u] = x
+
+
+def run_level(pool: ThreadPoolExecutor, workers: int, patterns: int, work, bar) -> None:
+    """Run ``work(start, stop)``, a GIL-free kernel over patterns ``start:stop`` of a level,
+    on ``pool`` in about 50 chunks per worker (small enough to balance the load, large
+    enough to keep the overhead of a task negligible); ``bar`` advances by what each
+    chunk returns."""
+    chunk = max(1, patterns // (50 * workers))
+    jobs = [pool.submit(work, a, min(patterns, a + chunk)) for a in range(0, patterns, chunk)]
+    for job in as_completed(jobs):
+        bar.update(job.result())
+
+
+def check_workers(workers: int | None) -> int:
+    """Threads for the compiled kernels: ``workers``, checked, or every core."""
+    return check_int("workers", workers, 1, 256) if workers is not None else os.cpu_count() or 1
 
 
 class GopsSolution:
@@ -242,6 +314,46 @@ class GopsSolution:
         _, x, y = solve_game(m)
         return x, y
 
+    def strategy_table(self, k: int, *, workers: int | None = None, progress: bool = False) -> np.ndarray:
+        """A's equilibrium bids at every position of level ``k`` (hands of ``k`` cards), in
+        bulk: ``table[p, q, u, i]`` (float64) is the probability that A bids the ``i``-th
+        lowest card of its hand when
+
+        - the two hands have the interleaving pattern ``p``, numbered as
+          ``indexer.patterns(k)`` numbers them (:func:`pattern_of` of A's hand and B's, in
+          :func:`level_patterns` order);
+        - the prizes left (the upcard included) are the set ``q``, numbered as
+          ``indexer.prizes(k)`` numbers the sorted tuples (``itertools.combinations``
+          order);
+        - the upcard is the ``u``-th lowest of those prizes.
+
+        Each row is what :meth:`strategy` gives for A (``[0]``) at such a position, by rank
+        instead of by card: the same kernel and the same simplex, so the same ties broken
+        the same way; it is also what :class:`~hiddenhand.agents.GopsEquilibriumAgent` plays
+        in either seat, seen as A. Rows sum to 1 up to the dropped round-off
+        (:data:`DROPPED`).
+
+        Size: ``patterns x C(n, k) x k x k`` float64. The largest level takes 9 MB at 8
+        cards (k = 5), 320 MB at 10 (k = 6), 11 GB at 12 and 77 GB at 13 (k = 8); compute
+        it once per level and keep it. Time: about what solving the level took (4.5 s for
+        the largest at 10 cards, on two cores).
+        """
+        k = check_int("k", k, 1, self.num_cards)
+        workers = check_workers(workers)
+        level = self.indexer.level(k)
+        patterns, prize_sets = self.indexer.shape(k)
+        table = np.empty((patterns, prize_sets, k, k))
+        below = np.ascontiguousarray(self.levels[k - 1])
+
+        def run(start: int, stop: int) -> int:
+            _strategy_level(level.win, level.child, level.prize_values, level.prize_child, below, table, start, stop)
+            return (stop - start) * prize_sets * k
+
+        bar = tqdm(total=self.indexer.lps(k), unit="LP", unit_scale=True, disable=not progress, desc=f"level {k}")
+        with bar, ThreadPoolExecutor(max_workers=workers) as pool:
+            run_level(pool, workers, patterns, run, bar)
+        return table
+
     def first_move_table(self) -> np.ndarray:
         """A's first-move probabilities: rows bids 1..n, columns upcards 1..n, as published."""
         n = self.num_cards
@@ -298,9 +410,9 @@ def _level_sums(meta: dict, arrays: dict) -> bool | None:
 
 
 def _distribution(cards: Sequence[int], probs: np.ndarray) -> dict[int, float]:
-    probs = np.clip(probs, 0.0, None)
-    probs = probs / probs.sum()
-    return {int(c): float(p) for c, p in zip(cards, probs) if p > 1e-12}
+    probs = probs.copy()
+    as_played(probs)
+    return {int(c): float(p) for c, p in zip(cards, probs) if p > 0.0}
 
 
 MANIFEST = "manifest.json"
@@ -383,7 +495,7 @@ def solve(
     writes left in it.
     """
     n = check_int("num_cards", num_cards, 1, 13)
-    workers = check_int("workers", workers, 1, 256) if workers is not None else os.cpu_count() or 1
+    workers = check_workers(workers)
     indexer = Indexer(n)
     folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
     if folder is not None:
@@ -402,16 +514,12 @@ def solve(
             level = indexer.level(k)
             out = np.empty(indexer.shape(k))
             below = np.ascontiguousarray(levels[k - 1])
-            patterns = len(level.patterns)
-            chunk = max(1, patterns // (50 * workers))
 
             def run(start: int, stop: int) -> int:
                 _solve_level(level.win, level.child, level.prize_values, level.prize_child, below, out, start, stop)
                 return (stop - start) * out.shape[1] * k
 
-            jobs = [pool.submit(run, a, min(patterns, a + chunk)) for a in range(0, patterns, chunk)]
-            for job in as_completed(jobs):
-                bar.update(job.result())
+            run_level(pool, workers, len(level.patterns), run, bar)
             levels.append(_save_level(folder, k, out, n) if folder is not None else out)
             seconds[k] = time.perf_counter() - started
     return GopsSolution(n, levels, seconds)
@@ -421,27 +529,66 @@ __all__ = ["GopsSolution", "Indexer", "best_response_value", "exploitability", "
 
 
 def report(
-    rules, out: str | None = None, csv: bool = False, workers: int | None = None, checkpoint: str | None = None
+    rules,
+    out: str | None = None,
+    csv: bool = False,
+    workers: int | None = None,
+    checkpoint: str | None = None,
+    load: str | None = None,
+    certify: bool = False,
 ) -> str:
-    """``hiddenhand solve goofspiel``: solve ``rules``' number of cards and show the first-move
-    table as the published solution does (rows bids, columns upcards; ``*`` marks the parity
-    carrying more probability in each column), or as CSV; save the solution to ``out``."""
+    """``hiddenhand solve goofspiel``: solve ``rules``' number of cards (or ``load`` a saved
+    solution of it) and show the first-move table as the published solution does (rows
+    bids, columns upcards; ``*`` marks the parity carrying more probability in each column),
+    or as CSV; save the solution to ``out``; with ``certify``, add the equilibrium's exact
+    exploitability and the values' fixed-point residual
+    (:func:`hiddenhand.solvers.gops_certify.certify`)."""
     n = rules.params["num_cards"]
     start = time.perf_counter()
-    solution = solve(n, workers=workers, checkpoint=checkpoint)
-    seconds = time.perf_counter() - start
+    if load is not None:
+        solution = _load_for_report(load, n, checkpoint)
+        origin, made = f"loaded from {load}", f"the solution was loaded from {load}"
+    else:
+        solution = solve(n, workers=workers, checkpoint=checkpoint)
+        seconds = time.perf_counter() - start
+        origin, made = f"solved in {seconds:.2f} s", f"the solve took {seconds:.2f} s"
     table = solution.first_move_table()
     if csv:
         lines = ["bid," + ",".join(f"upcard_{u}" for u in range(1, n + 1))]
         lines += [f"{bid + 1}," + ",".join(f"{p:.6f}" for p in table[bid]) for bid in range(n)]
     else:
-        lines = [f"Goofspiel, {n} cards: optimal first bid (rows) for each upcard (columns); solved in {seconds:.2f} s"]
+        lines = [f"Goofspiel, {n} cards: optimal first bid (rows) for each upcard (columns); {origin}"]
         lines.append("bid " + "".join(f"{u:>7}" for u in range(1, n + 1)))
         for bid in range(n):
             lines.append(f"{bid + 1:>3} " + "".join(f"{p:>7.4f}" if p > 5e-5 else f"{'0':>7}" for p in table[bid]))
         odd, even = table[0::2].sum(axis=0), table[1::2].sum(axis=0)
         lines.append("odd " + "".join(f"{p:>6.3f}" + ("*" if p > q else " ") for p, q in zip(odd, even)))
         lines.append("even" + "".join(f"{q:>6.3f}" + ("*" if q > p else " ") for p, q in zip(odd, even)))
+    if certify:
+        lines += _certificate_lines(solution, workers, made)
     if out:
         lines.append(f"saved to {solution.save(out)}")
     return "\n".join(lines)
+
+
+def _load_for_report(path: str, num_cards: int, checkpoint: str | None) -> GopsSolution:
+    """The solution file ``--load`` names, checked to be of ``--cards`` before it is read whole."""
+    if checkpoint is not None:
+        raise ValueError(
+            f"--load {path} reads a finished solution; --checkpoint {checkpoint} is for solving: give only one of them"
+        )
+    cards = read_npz_meta(path, "Goofspiel solution file").get("num_cards")
+    if cards is not None and cards != num_cards:  # None: GopsSolution.load says what the file is not
+        raise ValueError(f"--load {path} solves {cards} cards, but --cards is {num_cards}: pass --cards {cards}")
+    return GopsSolution.load(path, num_cards)
+
+
+def _certificate_lines(solution: GopsSolution, workers: int | None, made: str) -> list[str]:
+    from hiddenhand.solvers.gops_certify import certify  # a lazy import: that module builds on this one
+
+    found = certify(solution, workers=workers)
+    return [
+        f"exploitability of the equilibrium: {found.exploitability:.3g} (certified in {found.seconds:.2f} s; {made})",
+        f"fixed-point residual of the values: {found.residual:.3g} (largest |value - mean over upcards of its "
+        "matrix game's value|)",
+    ]

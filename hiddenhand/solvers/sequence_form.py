@@ -136,6 +136,18 @@ class SequenceForm:
             policy[infostate] = {a: float(q) for a, q in zip(actions, probs)}
         return policy
 
+    def plan(self, player: int, probabilities: dict[str, np.ndarray]) -> np.ndarray:
+        """A behaviour strategy as a realization plan (the inverse of :meth:`behaviour`):
+        ``probabilities[infostate]`` are the player's probabilities of that infoset's
+        actions, in the order of ``players[player].actions[infostate]``."""
+        me = self.players[player]
+        plan = np.zeros(self.shape[player])
+        plan[0] = 1.0
+        for infostate, parent in me.parents.items():  # an infoset comes after those on the path to it
+            for action, p in zip(me.actions[infostate], probabilities[infostate]):
+                plan[me.sequences[(infostate, action)]] = plan[parent] * p
+        return plan
+
     def best_response_value(self, player: int, other_plan: np.ndarray, leaf_values: np.ndarray) -> float:
         """What ``player`` gets by best-responding to the opponent's realization plan, with
         ``leaf_values`` paid to player 0 (player 1 gets their negation).

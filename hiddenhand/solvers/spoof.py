@@ -10,6 +10,18 @@ right" loop needs repeated solves.
 
 One round with the seed's utilities (1 right, 0 opponent right, 0.5 neither) is a finite
 game of its own, solved once by the sequence-form LP (:func:`solve_round`).
+
+The game's strategies are stationary, each round optimal given the values of the rounds
+after it. That is not quite an equilibrium of the whole game: a round that ends with
+nobody right loops back at the round's own value, so the round's LP is indifferent to it,
+while in the whole game an endless loop is a draw. From 3 matches a losing first bidder
+exploits this: in (2, 1) (worth -1/2 to them) holding 2 and bidding 0 leaves the
+equilibrium's reply never right, and the game never ends. The exact whole-game measure
+(:mod:`.round_best_response`) finds exploitability 0.064 at 3 matches, 0.117 at 4, 0.146 at
+5. In (2, 1), (3, 1) and (3, 2) no round-optimal strategy of the second bidder ends the
+round with positive probability against every reply (an LP maximising that probability
+among them finds 0); giving up ``e`` of the round's value buys 4e to 9e per round, so only
+epsilon-optimal stationary strategies close the loophole.
 """
 
 from __future__ import annotations
@@ -17,14 +29,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hiddenhand.envs.spoof import MAX_MATCHES, SpoofRules, SpoofState
+from hiddenhand.exploitability import Exploitability
+from hiddenhand.solvers.round_best_response import RoundBestResponse
 from hiddenhand.solvers.sequence_form import SequenceForm
 from hiddenhand.solvers.stochastic import Continuation, RoundSolution, StochasticSolution, two_player_continuation
 from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_int
+
+if TYPE_CHECKING:
+    from hiddenhand.agents.base import Agent
 
 
 @dataclass(frozen=True)
@@ -47,9 +65,12 @@ class RoundStrategy:
         return self.first_bid[hold] if first else self.second_bid[hold, their_bid]
 
 
-def _round_strategy(form: SequenceForm, plans: tuple[np.ndarray, np.ndarray], rules: SpoofRules) -> RoundStrategy:
-    """Read a solved round (player 0 bids first) into per-role arrays."""
-    f, s = rules.matches
+def _round_strategy(
+    form: SequenceForm, plans: tuple[np.ndarray, np.ndarray], rules: SpoofRules, key: tuple[int, int]
+) -> RoundStrategy:
+    """Read a solved round of ``rules`` in round-state ``key`` (player 0 bids first) into
+    per-role arrays."""
+    f, s = key
     total = f + s
     first_hold, second_hold = np.zeros(f + 1), np.zeros(s + 1)
     first_bid, second_bid = np.zeros((f + 1, total + 1)), np.zeros((s + 1, total + 1, total + 1))
@@ -70,18 +91,21 @@ def _round_strategy(form: SequenceForm, plans: tuple[np.ndarray, np.ndarray], ru
 
 class SpoofRounds:
     """Spoof as a :class:`~hiddenhand.solvers.stochastic.RoundGame`: round-states (f, s)
-    with up to ``matches`` each, listed by their total."""
+    with up to the larger of ``matches`` each, listed by their total, played by the rules
+    of ``matches`` and ``params`` (the other parameters of :class:`SpoofRules`). The solver
+    needs only the counts; the whole-game best response passes a game's every parameter, as
+    the agent it measures reads observations laid out by them."""
 
-    def __init__(self, matches: int) -> None:
-        self.matches = matches
+    def __init__(self, matches: int | tuple[int, int], **params: Any) -> None:
+        self.rules = SpoofRules(matches=matches, **params)
+        self.matches = self.rules.max_hold
 
     def keys(self) -> list[tuple[int, int]]:
         m = self.matches
         return sorted(((f, s) for f in range(1, m + 1) for s in range(1, m + 1)), key=lambda k: (sum(k), k))
 
-    def start(self, key: tuple[int, int]) -> SpoofState:
-        # Two rounds allowed, so that the first one ends in a round-state, not a stop.
-        return SpoofRules(matches=key, objective="game", max_rounds=2).new_initial_state()
+    def start(self, key: tuple[int, int], first: int = 0) -> SpoofState:
+        return self.rules.new_round_state(key if first == 0 else key[::-1], first)
 
     def continuation(self, state: SpoofState) -> Continuation | None:
         return two_player_continuation(state, state.matches, state.first) if state.history else None
@@ -145,10 +169,11 @@ def _outcomes(key: tuple[int, int], solution: RoundSolution) -> tuple[float, flo
 def solve(matches: int = 3, progress: bool = True) -> SpoofSolution:
     """Solve Spoof for every round-state with up to ``matches`` matches each (1 to 9)."""
     matches = check_int("matches", matches, 1, MAX_MATCHES)
-    result = solve_stochastic(SpoofRounds(matches), progress=progress)
+    game = SpoofRounds(matches)
+    result = solve_stochastic(game, progress=progress)
     strategies, outcomes = {}, {}
     for key, r in result.rounds.items():
-        strategies[key] = _round_strategy(r.form, r.plans, SpoofRules(matches=key))
+        strategies[key] = _round_strategy(r.form, r.plans, game.rules, key)
         outcomes[key] = _outcomes(key, r)
         if outcomes[key][2] > 1 - 1e-9:
             raise RuntimeError(f"round-state {key}: the equilibrium never ends the round")
@@ -163,7 +188,7 @@ def solve_round(first_matches: int, second_matches: int) -> tuple[float, RoundSt
     rules = SpoofRules(matches=(first_matches, second_matches), objective="round")
     form = SequenceForm.build(rules.new_initial_state(), lambda s: tuple(s.returns()) if s.is_terminal() else None)
     value, *plans = form.solve(np.array([(r0 - r1) / 2 for r0, r1 in form.leaves]))
-    return value + 0.5, _round_strategy(form, tuple(plans), rules)
+    return value + 0.5, _round_strategy(form, tuple(plans), rules, rules.matches)
 
 
 def distribution(probs) -> str:
@@ -202,3 +227,20 @@ def report(rules: SpoofRules) -> str:
     lines.append("second bidder holds: " + distribution(strategy.second_hold))
     lines += [f"first bidder holding {hold} bids: " + distribution(strategy.first_bid[hold]) for hold in range(m + 1)]
     return "\n".join(lines)
+
+
+def game_best_response(rules: SpoofRules, agent: Agent) -> RoundBestResponse:
+    """The whole game of ``rules`` against ``agent``, round-state by round-state, with the
+    game's own observations (:mod:`~hiddenhand.solvers.round_best_response`)."""
+    return RoundBestResponse(SpoofRounds(**rules.params), agent, opening=rules.matches)
+
+
+def exploitability(rules: SpoofRules, agent: Agent) -> Exploitability:
+    """``spoof_v0``'s exact exploitability: one round by OpenSpiel's best response on its
+    tree, a whole game by value iteration over round-states (:func:`game_best_response`,
+    for agents that do not read past rounds)."""
+    if rules.objective == "round":
+        from hiddenhand.openspiel import exploitability as on_the_tree
+
+        return on_the_tree(rules, agent)
+    return game_best_response(rules, agent).exploitability()

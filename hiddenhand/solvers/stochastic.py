@@ -21,7 +21,7 @@ rounds lead back and forth (Bid Spoof, where coins are won and lost) takes more 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -45,8 +45,11 @@ class Continuation:
 def two_player_continuation(state: State, counts: Sequence[int], starter: int) -> Continuation:
     """Where a finished round of a two-player game leads: the end of the game (player 0's
     return), or the round-state (starter's count, the other's count), negated when
-    player 1 starts it. ``counts`` are the players' matches or coins after the round."""
-    if state.is_terminal():
+    player 1 starts it. ``counts`` are the players' matches or coins after the round.
+
+    A game stopped by ``max_rounds`` is not over: the solvers value the unlimited game, so
+    a stop leads on to the round-state it stopped in, like any other finished round."""
+    if state.is_terminal() and not state.is_truncated():
         return Continuation(payoff=state.returns()[0])
     return Continuation(key=(counts[starter], counts[1 - starter]), sign=1.0 if starter == 0 else -1.0)
 
@@ -57,8 +60,10 @@ class RoundGame(Protocol):
     def keys(self) -> Sequence[Hashable]:
         """Every round-state, preferably each after the states its rounds lead to."""
 
-    def start(self, key: Hashable) -> State:
-        """A state at the start of a round in round-state ``key``, its player 0 in the first role."""
+    def start(self, key: Hashable, first: int = 0) -> State:
+        """A state at the start of a round in round-state ``key``, its player ``first`` in
+        the first role (the solver always puts player 0 there; the whole-game best
+        response, :mod:`.round_best_response`, seats the agent in either role)."""
 
     def continuation(self, state: State) -> Continuation | None:
         """Where ``state`` leads if the round is over there, else ``None``."""
@@ -118,28 +123,28 @@ class _Round:
         return self.payoff + self.sign * values[self.next]
 
 
-def solve(
-    game: RoundGame,
+def iterate(
+    keys: Sequence[Hashable],
+    update: Callable[[int, np.ndarray], float],
     tol: float = 1e-12,
     max_sweeps: int = 1000,
     max_repeats: int = 10_000,
     progress: bool = True,
-) -> StochasticSolution:
-    """Value-iterate ``game`` until no round-state's value moves by more than ``tol``.
+) -> tuple[np.ndarray, int]:
+    """Value iteration from zero, in place (see the module docstring): ``update(i, values)``
+    is the new value of ``keys[i]`` given the current ``values``, whose extra last entry
+    stands for the game's end and stays 0. Returns the values and the number of sweeps.
 
-    Raises ``RuntimeError`` if that takes more than ``max_sweeps`` sweeps, or a round more
-    than ``max_repeats`` re-solves in one sweep (a round that can repeat for ever under
-    every strategy has no well-defined value to iterate to).
+    Raises ``RuntimeError`` if no value stops moving by more than ``tol`` within
+    ``max_sweeps`` sweeps, or a round takes more than ``max_repeats`` updates in one sweep
+    (a round that can repeat for ever under every strategy has no value to iterate to).
     """
-    keys = list(game.keys())
-    index = {k: i for i, k in enumerate(keys)}
-    rounds = [_Round(game, k, index) for k in tqdm(keys, desc="building rounds", disable=not progress, leave=False)]
-    values = np.zeros(len(keys) + 1)  # the extra last entry stands for "game over"
+    values = np.zeros(len(keys) + 1)
     for sweep in range(1, max_sweeps + 1):
         moved = 0.0
-        for i, r in enumerate(tqdm(rounds, desc=f"sweep {sweep}", disable=not progress, leave=False)):
+        for i in tqdm(range(len(keys)), desc=f"sweep {sweep}", disable=not progress, leave=False):
             for repeat in range(max_repeats):
-                new = r.form.value(r.leaf_values(values))
+                new = update(i, values)
                 change = abs(new - values[i])
                 values[i] = new
                 if repeat == 0:
@@ -147,17 +152,41 @@ def solve(
                 if change <= tol:
                     break
             else:
-                raise RuntimeError(f"round-state {keys[i]!r} did not settle in {max_repeats} re-solves")
+                raise RuntimeError(f"round-state {keys[i]!r} did not settle in {max_repeats} updates")
         if moved <= tol:
-            break
-    else:
-        raise RuntimeError(f"values still moved by {moved:.3g} after {max_sweeps} sweeps")
+            return values, sweep
+    raise RuntimeError(f"values still moved by {moved:.3g} after {max_sweeps} sweeps")
+
+
+def solve(
+    game: RoundGame,
+    tol: float = 1e-12,
+    max_sweeps: int = 1000,
+    max_repeats: int = 10_000,
+    progress: bool = True,
+) -> StochasticSolution:
+    """Value-iterate ``game`` until no round-state's value moves by more than ``tol``
+    (:func:`iterate`, which raises ``RuntimeError`` when that does not happen)."""
+    keys = list(game.keys())
+    index = {k: i for i, k in enumerate(keys)}
+    rounds = [_Round(game, k, index) for k in tqdm(keys, desc="building rounds", disable=not progress, leave=False)]
+    values, sweeps = iterate(
+        keys, lambda i, v: rounds[i].form.value(rounds[i].leaf_values(v)), tol, max_sweeps, max_repeats, progress
+    )
     solutions = {}
-    for i, (key, r) in enumerate(zip(keys, rounds)):
+    for key, r in zip(keys, rounds):
         leaf_values = r.leaf_values(values)
         value, plan0, plan1 = r.form.solve(leaf_values)
         solutions[key] = RoundSolution(value, r.form, leaf_values, (plan0, plan1))
-    return StochasticSolution({k: float(values[i]) for k, i in index.items()}, solutions, sweep)
+    return StochasticSolution({k: float(values[i]) for k, i in index.items()}, solutions, sweeps)
 
 
-__all__ = ["Continuation", "RoundGame", "RoundSolution", "StochasticSolution", "solve", "two_player_continuation"]
+__all__ = [
+    "Continuation",
+    "RoundGame",
+    "RoundSolution",
+    "StochasticSolution",
+    "iterate",
+    "solve",
+    "two_player_continuation",
+]

@@ -1,0 +1,248 @@
+"""The Markov observation, batched policies, and exact exploitability over positions, held to
+the dynamic programme over histories and to OpenSpiel's exact best response."""
+
+import numpy as np
+import pyspiel
+import pytest
+from conftest import play_out
+
+import hiddenhand
+from hiddenhand.agents import GopsEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
+from hiddenhand.agents.base import Agent
+from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView
+from hiddenhand.openspiel import HiddenhandGame, cached_tree, tabular_policy
+from hiddenhand.openspiel import exploitability as openspiel_exploitability
+from hiddenhand.solvers import gops_markov
+from hiddenhand.solvers.gops_best_response import best_response_value
+
+GOOFSPIEL = hiddenhand.games()["goofspiel"]
+
+
+def markov(n):
+    return GoofspielRules(num_cards=n, observation="markov")
+
+
+def untrained_ppo(rules, seed=0):
+    """A randomly initialised MaskablePPO policy on ``rules``: an arbitrary smooth Markov policy."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from hiddenhand.training.single_agent import SingleAgentEnv
+
+    torch.manual_seed(seed)
+    env = SingleAgentEnv("goofspiel", lambda rng: [RandomAgent()], **rules.params)
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=seed, device="cpu")
+    return PPOAgent(model, "goofspiel", rules.params)
+
+
+# ------------------------------------------------------------------ the Markov observation
+def test_the_markov_observation_is_the_position_and_hides_this_rounds_bids():
+    state = play_out(markov(5).new_initial_state(), [(2, 4), (5, 1)], prizes=[3, 1])
+    # Round 3: prize 4 on the table; player 0 bids 3, which player 1 must not see.
+    state.apply(3)
+    state.apply(2)
+    view = GoofspielView.decode(state.observation_tensor(1), 5)
+    assert view.prize == 4 and view.prizes_to_come == (2, 5)
+    assert view.hand == (2, 3, 5) and view.others_hands == ((1, 3, 4),)  # player 0 bid 3: still shown
+    assert view.points is None and view.rounds_played == 2
+    assert len(state.observation_tensor(0)) == 5 * 4
+    # The perfect-recall information state is still the full vector, with the history.
+    full = play_out(GoofspielRules(num_cards=5).new_initial_state(), [(2, 4), (5, 1)], prizes=[3, 1])
+    full.apply(3)
+    full.apply(2)
+    assert np.array_equal(state.information_state_tensor(1), full.observation_tensor(1))
+    assert not markov(5).observation_is_information_state and GoofspielRules().observation_is_information_state
+
+
+@pytest.mark.parametrize("bad", [{"scoring": "win_loss"}, {"reveal_bids": False}])
+def test_the_markov_observation_is_refused_where_the_position_is_not_enough(bad):
+    with pytest.raises(ValueError, match="observation='markov' needs"):
+        GoofspielRules(num_cards=4, observation="markov", **bad)
+    with pytest.raises(ValueError, match="observation"):
+        GoofspielRules(observation="positions")
+
+
+def test_heuristics_declare_what_they_read_and_hard_refuses_the_markov_observation():
+    assert gops_markov.is_markov(make_agent("goofspiel", "medium")) and gops_markov.is_markov(RandomAgent())
+    assert not gops_markov.is_markov(make_agent("goofspiel", "hard"))
+    state = markov(5).new_initial_state()
+    state.apply(4)
+    assert make_agent("goofspiel", "medium").policy(state.observation(0)).sum() == pytest.approx(1)
+    with pytest.raises(ValueError, match="reads the score"):
+        make_agent("goofspiel", "hard").policy(state.observation(0))
+
+
+@pytest.mark.parametrize("observation", ["full", "markov"])
+@pytest.mark.parametrize("n", [3, 6])
+def test_position_observations_are_the_engines_own(observation, n):
+    """Bulk observations equal those of the engine after the history they stand for (spent
+    cards played in increasing order), in both seats."""
+    rng = np.random.default_rng(n)
+    rules = GoofspielRules(num_cards=n, observation=observation)
+    for _ in range(20):
+        played = int(rng.integers(0, n - 1))
+        spent = [sorted(rng.choice(np.arange(1, n + 1), played, replace=False).tolist()) for _ in range(3)]
+        state = play_out(rules.new_initial_state(), list(zip(spent[1], spent[2])), prizes=spent[0])
+        upcard = int(rng.choice([c for c in range(1, n + 1) if c not in spent[0]]))
+        state.apply(upcard - 1)
+        mask = [sum(1 << (c - 1) for c in range(1, n + 1) if c not in cards) for cards in spent]
+        prizes = mask[0] & ~(1 << (upcard - 1))
+        for seat in (0, 1):
+            if seat == 1:
+                state.apply(state.legal_actions()[0])  # player 0's hidden bid
+            own, other = (mask[1], mask[2]) if seat == 0 else (mask[2], mask[1])
+            got = rules.position_observations(
+                np.array([own]), np.array([other]), np.array([prizes]), np.array([upcard - 1]), seat
+            )
+            assert np.array_equal(got["observation"][0], state.observation_tensor(seat))
+            assert np.array_equal(got["action_mask"][0], state.action_mask(seat))
+
+
+# ------------------------------------------------------------------ batched policies
+def _observations(rules, count=40, seed=0):
+    """Observations (with information states) of random positions of ``rules``."""
+    rng = np.random.default_rng(seed)
+    agent = RandomAgent(seed)
+    rows = []
+    while len(rows) < count:
+        state = rules.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply(int(rng.choice(state.legal_actions())))
+                continue
+            player = state.current_player()
+            rows.append(state.agent_observation(player))
+            state.apply(agent.act(rows[-1]))
+    return {key: np.stack([row[key] for row in rows]) for key in ("observation", "action_mask", "information_state")}
+
+
+class _Loop(Agent):
+    """An agent with only ``policy``: the protocol's default ``policy_batch`` loops over it."""
+
+    def policy(self, observation):
+        mask = observation["action_mask"].astype(float)
+        weights = mask * (1.0 + np.arange(len(mask)))
+        return weights / weights.sum()
+
+
+@pytest.mark.parametrize("rules", [markov(5), GoofspielRules(num_cards=4)], ids=["markov", "full"])
+def test_batched_policies_equal_one_at_a_time(rules):
+    game = HiddenhandGame(GoofspielRules(num_cards=3))
+    cfr = pyspiel.CFRSolver(cached_tree(game))
+    for _ in range(5):
+        cfr.evaluate_and_update_policy()
+    table = PolicyAgent.from_openspiel(game, cfr.average_policy())
+    agents = [
+        untrained_ppo(rules),
+        RandomAgent(),
+        _Loop(),
+        make_agent("goofspiel", "medium"),
+        GopsEquilibriumAgent(rules),
+    ]
+    batch = _observations(rules)
+    for agent in agents:
+        many = agent.policy_batch(batch)
+        one = np.stack([agent.policy({k: v[i] for k, v in batch.items()}) for i in range(len(many))])
+        np.testing.assert_allclose(many, one, atol=1e-10)
+    tiny = _observations(GoofspielRules(num_cards=3))
+    np.testing.assert_array_equal(
+        table.policy_batch(tiny), [table.policy({"information_state": row}) for row in tiny["information_state"]]
+    )
+
+
+def test_ppo_batches_equal_sb3_contribs_own_distribution():
+    import torch
+
+    agent = untrained_ppo(markov(6), seed=3)
+    batch = _observations(markov(6), count=64)
+    with torch.no_grad():
+        dist = agent.model.policy.get_distribution(
+            torch.as_tensor(batch["observation"]), action_masks=batch["action_mask"].astype(bool)
+        )
+    np.testing.assert_allclose(agent.policy_batch(batch), dist.distribution.probs.numpy(), atol=1e-6)
+    assert gops_markov.is_markov(agent) and not gops_markov.is_markov(untrained_ppo(GoofspielRules(num_cards=4)))
+
+
+# ------------------------------------------------------------------ exploitability over positions
+def _reference(agent, rules):
+    """The dynamic programme over histories, per seat (the agents here ignore their seat, so
+    their on-policy value is 0 and the best-response values are the gains)."""
+    return best_response_value(agent, rules, 0), best_response_value(agent, rules, 1)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+@pytest.mark.parametrize("name", ["random", "easy", "medium", "equilibrium", "ppo"])
+def test_positions_equal_the_dynamic_programme_over_histories(name, n):
+    # A PPO agent on the full observation reads the history: only its Markov kind is measured here.
+    for rules in (markov(n),) if name == "ppo" else (GoofspielRules(num_cards=n), markov(n)):
+        agent = untrained_ppo(rules, seed=n) if name == "ppo" else make_agent("goofspiel", name, rules)
+        measured = gops_markov.exploitability(agent, rules, progress=False)
+        np.testing.assert_allclose(measured.per_seat, _reference(agent, rules), atol=1e-9)
+        assert measured.exact and measured.value == pytest.approx(sum(measured.per_seat) / 2)
+
+
+@pytest.mark.parametrize("name", ["medium", "ppo"])
+def test_positions_equal_openspiels_exact_best_response(name):
+    rules = markov(4)
+    agent = untrained_ppo(rules, seed=7) if name == "ppo" else make_agent("goofspiel", name, rules)
+    ours = gops_markov.exploitability(agent, rules, progress=False)
+    theirs = openspiel_exploitability(rules, agent)
+    np.testing.assert_allclose(ours.per_seat, theirs.per_seat, atol=1e-9)
+
+
+def test_a_seat_dependent_agent_is_measured_seat_by_seat():
+    """An agent that plays differently in each seat (it reads the seat bit of the full
+    observation, which is neither score nor history): per-seat gains and on-policy values
+    differ, and each matches OpenSpiel."""
+
+    class BySeat(Agent):
+        uses_score = uses_history = False
+
+        def policy(self, observation):
+            mask = observation["action_mask"].astype(float)
+            seat = int(np.asarray(observation["observation"])[2])  # the seat one-hot follows the reveal flag
+            weights = mask * (np.arange(len(mask)) + 1.0) ** (3 if seat else -2)
+            return weights / weights.sum()
+
+    rules = GoofspielRules(num_cards=4)
+    ours = gops_markov.exploitability(BySeat(), rules, progress=False)
+    theirs = openspiel_exploitability(rules, BySeat())
+    np.testing.assert_allclose(ours.per_seat, theirs.per_seat, atol=1e-9)
+    assert abs(ours.per_seat[0] - ours.per_seat[1]) > 0.1
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+def test_the_equilibrium_is_unexploitable_over_positions(n):
+    assert gops_markov.exploitability(GopsEquilibriumAgent(n), markov(n), progress=False).value < 1e-9
+
+
+def test_agents_that_read_the_score_are_refused_and_large_games_named():
+    with pytest.raises(ValueError, match="may read the score or the history"):
+        gops_markov.exploitability(make_agent("goofspiel", "hard"), 4, progress=False)
+    with pytest.raises(ValueError, match="up to 10 cards"):
+        gops_markov.exploitability(RandomAgent(), 11, progress=False)
+    with pytest.raises(ValueError, match="differs in"):
+        gops_markov.exploitability(RandomAgent(), GoofspielRules(num_cards=4, num_players=3), progress=False)
+
+
+def test_the_declared_exploitability_dispatches_on_what_the_agent_reads():
+    rules = GoofspielRules(num_cards=4)
+    assert "positions" in GOOFSPIEL.measure_exploitability(rules, RandomAgent()).method
+    hard = GOOFSPIEL.measure_exploitability(rules, make_agent("goofspiel", "hard"))
+    assert "histories" in hard.method
+    assert hard.nash_conv == pytest.approx(sum(_reference(make_agent("goofspiel", "hard"), rules)), abs=1e-9)
+
+
+# ------------------------------------------------------------------ values over positions
+@pytest.mark.parametrize("observation", ["full", "markov"])
+def test_values_over_positions_equal_openspiels_expected_returns(observation):
+    rules = GoofspielRules(num_cards=4, observation=observation)
+    agent = untrained_ppo(rules, seed=1) if observation == "markov" else make_agent("goofspiel", "easy")
+    opponent = GopsEquilibriumAgent(rules)
+    game = HiddenhandGame(rules)
+    root = cached_tree(game).new_initial_state()
+    mine, theirs = tabular_policy(game, agent), tabular_policy(game, opponent)
+    seat0 = pyspiel.expected_returns(root, [mine, theirs], -1, True)[0]
+    seat1 = pyspiel.expected_returns(root, [theirs, mine], -1, True)[1]
+    assert gops_markov.value(agent, opponent, rules, progress=False) == pytest.approx((seat0 + seat1) / 2, abs=1e-9)
+    assert gops_markov.value(agent, agent, rules, progress=False) == pytest.approx(0.0, abs=1e-12)
