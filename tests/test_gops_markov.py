@@ -246,3 +246,26 @@ def test_values_over_positions_equal_openspiels_expected_returns(observation):
     seat1 = pyspiel.expected_returns(root, [theirs, mine], -1, True)[1]
     assert gops_markov.value(agent, opponent, rules, progress=False) == pytest.approx((seat0 + seat1) / 2, abs=1e-9)
     assert gops_markov.value(agent, agent, rules, progress=False) == pytest.approx(0.0, abs=1e-12)
+
+
+# ------------------------------------------------------------------ the command
+def test_the_exploitability_command_reports_exact_figures_and_refuses_clearly(capsys):
+    import json
+
+    from hiddenhand.cli import main
+
+    assert main(["exploitability", "goofspiel", "--cards", "4", "--agent", "medium", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    rules = GoofspielRules(num_cards=4)
+    assert printed["exact"] and "positions" in printed["method"]
+    assert printed["per_seat"] == pytest.approx(
+        openspiel_exploitability(rules, make_agent("goofspiel", "medium")).per_seat
+    )
+    assert printed["nash_conv"] == pytest.approx(sum(printed["per_seat"]))
+    assert main(["exploitability", "spoof", "--matches", "1", "--agent", "random"]) == 0
+    text = capsys.readouterr().out
+    assert "exact" in text and "exploitability 0.266667" in text  # seats 1/3 and 1/5, by hand
+    with pytest.raises(SystemExit) as stop:
+        main(["exploitability", "egghead", "--agent", "random", "--method", "exact"])
+    assert stop.value.code == 2
+    assert "no exact exploitability" in capsys.readouterr().err
