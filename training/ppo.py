@@ -136,7 +136,7 @@ def train_ppo(
         curve.append(
             PPOPoint(steps, clock["seconds"], declared.exact_exploitability(rules, agent) if exact else None, against)
         )
-        _write_curve(out, curve, f"self-play PPO on {rules!r}")
+        write_curve(out, curve, f"self-play PPO on {rules!r}")
         clock["since"] = time.perf_counter()
 
     class Hooks(BaseCallback):
@@ -181,7 +181,9 @@ def train_ppo(
     return curve
 
 
-def _write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
+def write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
+    """``curve.csv`` and ``curve.png`` of a PPO-family run: exploitability, and the mean
+    return against each heuristic where the run measured it (a panel only then)."""
     names = list(curve[0].against)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -203,7 +205,8 @@ def _write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2 if names else 1, figsize=(11 if names else 6, 4.2), constrained_layout=True)
+    left, right = (axes[0], axes[1]) if names else (axes, None)
     steps = [p.steps for p in curve]
     if any(p.exploitability is not None for p in curve):
         left.plot(steps, [p.exploitability for p in curve], marker=".")
@@ -212,9 +215,10 @@ def _write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
         left.text(0.5, 0.5, "no exact equilibrium for this game", ha="center", va="center", transform=left.transAxes)
     for n in names:
         right.plot(steps, [p.against[n] for p in curve], marker=".", label=f"vs {n}")
-    right.set_ylabel("mean return")
-    right.legend()
-    for ax in (left, right):
+    if names:
+        right.set_ylabel("mean return")
+        right.legend()
+    for ax in (left, right) if names else (left,):
         ax.set_xlabel("training steps")
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)

@@ -1,0 +1,324 @@
+"""Self-play policy gradients that aim at the equilibrium: one network plays every seat
+against its current self, trained by tuned PPO or by magnetic mirror descent (MMD).
+
+Why self-play against the current self. The pool-based loop of :mod:`.ppo` trains one seat
+against snapshots and heuristics, and learns to beat *them*: at 4 Goofspiel cards it ends
+as exploitable as the heuristics it beats. Here every decision of every seat is a sample
+for one network, credited with the return of the player who made it, so the policy is
+pushed towards a best response to itself, the fixed point of which is an equilibrium; the
+regularisation below keeps the iteration from cycling around it.
+
+The settings come from the study that measured policy gradients against exact
+exploitability, "Reevaluating Policy Gradient Methods for Imperfect-Information Games"
+(Rudolph et al., ICLR 2026; tuned values in github.com/nathanlct/IIG-RL-Benchmark,
+``best_hyperparameters/min_final_expl_hparams``): much more entropy, a smaller learning
+rate and a tighter clip than PPO's defaults. Their liar's dice values (the closest of their
+games to ours: small hidden hands, a bid, a reveal) are our defaults, :data:`STUDY`;
+:data:`SETTINGS` lists what differs per game and why. MMD (Sokota et al., ICLR 2023, "A
+Unified Approach to Reinforcement Learning, Quantal Response Equilibria, and Two-Player
+Zero-Sum Games") is PPO's update plus a reverse-KL pull ``KL(pi || magnet)`` with the magnet
+moved to the current policy every ``magnet_every`` updates (every update, as in the study,
+makes the magnet the policy that collected the data: mirror descent's proximal term),
+beside the entropy bonus (a pull towards the uniform policy).
+
+Why not ``stable_baselines3``'s ``learn()``: it trains one agent in a single-agent env, so the
+other seats' moves are the env's and never become samples. We keep sb3-contrib's
+``MaskablePPO`` *policy* (its network, masked distribution and file format, so the result
+loads as a :class:`~hiddenhand.agents.PPOAgent` and plays everywhere an agent does) and write
+only what sb3 cannot do for us: the rollout of whole games over the rules engine, every
+seat by the same network, and the loss with the magnet term. Rewards arrive at the end of
+a game, so each player's advantage is GAE over that player's own decisions with gamma 1
+(the games are finite; the equilibrium is of the undiscounted game).
+
+Exploitability is measured exactly (the game's declared measure: positions for Markov
+Goofspiel agents, whole-game best responses for Spoof and two-player Bid Spoof) every
+``eval_every`` decisions; the clock excludes those measurements. Writes ``curve.csv``,
+``curve.png``, ``run.json`` and the model (``PPOAgent.load(out_dir)``). Ctrl-C saves the
+model, measures it (a second Ctrl-C skips that) and raises
+:class:`~hiddenhand.interrupt.Interrupted`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from hiddenhand.agents.base import RandomAgent
+from hiddenhand.agents.ppo import PPOAgent
+from hiddenhand.core import play_chance
+from hiddenhand.files import atomic_write
+from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.registry import get
+from hiddenhand.training.ppo import PPOPoint, write_curve
+from hiddenhand.training.single_agent import SingleAgentEnv
+from hiddenhand.validation import check_choice, check_int
+
+LEARNERS = ("ppo", "mmd")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One learner's hyperparameters (see the module docstring for where they come from)."""
+
+    learning_rate: float = 6.25e-5
+    anneal_lr: bool = True
+    games: int = 64
+    """Games played in lockstep (one forward pass serves them all)."""
+    batch: int = 2048
+    """Decisions per update (whole games: the last ones are finished, so a little more)."""
+    epochs: int = 8
+    minibatches: int = 1
+    clip: float = 0.025
+    ent_coef: float = 0.1
+    vf_coef: float = 0.0625
+    gae_lambda: float = 0.95
+    normalize_advantages: bool = True
+    """Per minibatch, as the study does; off, the returns are divided by the largest the game
+    pays, so that ``ent_coef`` is a temperature in a fixed unit."""
+    max_grad_norm: float = 0.5
+    kl_coef: float = 0.0
+    """MMD's pull towards the magnet; 0 is plain PPO."""
+    magnet_every: int = 1
+    """Updates between moves of the magnet to the current policy."""
+    hidden: tuple[int, ...] = (64, 64)
+    """Hidden layers of the policy and of the value network (sb3's default)."""
+
+
+STUDY = Settings()
+"""PPO's tuned liar's dice settings from the study (entropy 0.1, learning rate 6.25e-5, clip
+0.025, value coefficient 0.0625, 8 epochs of one minibatch on 2048 decisions); MMD adds its
+KL coefficient 0.025. One departure: 64 games in lockstep rather than 8 environments of 256
+steps, because our games are played in Python and one forward pass per step is what costs."""
+
+SETTINGS: dict[tuple[str, str], Settings] = {
+    ("ppo", "default"): STUDY,
+    ("mmd", "default"): replace(STUDY, kl_coef=0.025),
+}
+"""Per ``(learner, game)``: a game absent here uses ``(learner, "default")``."""
+
+
+def settings_for(learner: str, game: str) -> Settings:
+    learner = check_choice("learner", learner, LEARNERS)
+    return SETTINGS.get((learner, game), SETTINGS[(learner, "default")])
+
+
+@dataclass
+class _Batch:
+    """One update's decisions, every seat's, as arrays."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    logp: np.ndarray
+    values: np.ndarray
+    advantages: np.ndarray
+    returns: np.ndarray
+
+
+class _Rollout:
+    """``games`` games of ``rules`` in lockstep, every seat played by ``policy``; see
+    :meth:`collect`. Each game's record is kept per player: (observation, mask, action,
+    log-probability, value) of each of that player's decisions."""
+
+    def __init__(self, rules, games: int, rng: np.random.Generator) -> None:
+        self.rules, self.rng = rules, rng
+        self.states = [self._new() for _ in range(games)]
+        self.records = [self._empty() for _ in range(games)]
+
+    def _new(self):
+        state = self.rules.new_initial_state()
+        play_chance(state, self.rng)
+        return state
+
+    def _empty(self) -> list[list[tuple]]:
+        return [[] for _ in range(self.rules.num_players)]
+
+    def collect(self, policy, batch: int, gae_lambda: float, scale: float) -> tuple[_Batch, int]:
+        """At least ``batch`` decisions from whole games (the games under way when the
+        count is reached are played to their end), with each player's GAE advantages of
+        its return times ``scale``.
+        Returns the batch and the number of games finished."""
+        import torch
+
+        rows: list[tuple] = []
+        advantages: list[float] = []
+        returns: list[float] = []
+        finished, decisions = 0, 0
+        live = list(range(len(self.states)))
+        while live:
+            players = [self.states[i].current_player() for i in live]
+            obs = np.stack([self.states[i].observation_tensor(p) for i, p in zip(live, players)])
+            masks = np.stack([self.states[i].action_mask(p) for i, p in zip(live, players)]).astype(bool)
+            with torch.no_grad():
+                actions, values, logp = policy(torch.as_tensor(obs), action_masks=masks)
+            actions, values, logp = actions.numpy(), values.numpy().ravel(), logp.numpy()
+            decisions += len(live)
+            still = []
+            for k, (i, p) in enumerate(zip(live, players)):
+                state = self.states[i]
+                self.records[i][p].append((obs[k], masks[k], actions[k], logp[k], values[k]))
+                state.apply(int(actions[k]))
+                play_chance(state, self.rng)
+                if not state.is_terminal():
+                    still.append(i)
+                    continue
+                finished += 1
+                for player, record in enumerate(self.records[i]):
+                    rows += record
+                    gains, targets = _gae([r[4] for r in record], scale * state.returns()[player], gae_lambda)
+                    advantages += gains
+                    returns += targets
+                self.states[i], self.records[i] = self._new(), self._empty()
+                if decisions < batch:
+                    still.append(i)
+            live = still
+        obs, masks, actions, logp, values = (np.array(column) for column in zip(*rows))
+        return _Batch(obs, masks, actions, logp, values, np.array(advantages), np.array(returns)), finished
+
+
+def _gae(values: list[float], reward: float, lam: float) -> tuple[list[float], list[float]]:
+    """GAE (gamma 1) of one player's decisions in one game, paid ``reward`` at the end:
+    ``delta_t = v[t+1] - v[t]``, the last ``reward - v[-1]``. Returns advantages and the
+    value targets (advantage + value)."""
+    nxt, running = reward, 0.0
+    gains = [0.0] * len(values)
+    for t in range(len(values) - 1, -1, -1):
+        running = (nxt - values[t]) + lam * running
+        gains[t] = running
+        nxt = values[t]
+    return gains, [g + v for g, v in zip(gains, values)]
+
+
+def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.random.Generator) -> None:
+    """PPO's clipped surrogate, the value loss, the entropy bonus and (MMD) ``kl_coef *
+    KL(pi || magnet)`` over the legal actions, for ``s.epochs`` passes."""
+    import torch
+
+    tensors = {name: torch.as_tensor(value) for name, value in asdict(batch).items()}
+    tensors["obs"] = tensors["obs"].float()
+    n = len(batch.actions)
+    size = -(-n // s.minibatches)
+    for _ in range(s.epochs):
+        order = rng.permutation(n)
+        for start in range(0, n, size):
+            rows = torch.as_tensor(order[start : start + size])
+            obs, masks = tensors["obs"][rows], tensors["masks"][rows].numpy()
+            dist = policy.get_distribution(obs, action_masks=masks)
+            logp = dist.log_prob(tensors["actions"][rows])
+            gains = tensors["advantages"][rows].float()
+            if s.normalize_advantages and len(rows) > 1:
+                gains = (gains - gains.mean()) / (gains.std() + 1e-8)
+            ratio = torch.exp(logp - tensors["logp"][rows])
+            surrogate = torch.max(-gains * ratio, -gains * torch.clamp(ratio, 1 - s.clip, 1 + s.clip)).mean()
+            value_loss = 0.5 * ((policy.predict_values(obs).ravel() - tensors["returns"][rows].float()) ** 2).mean()
+            loss = surrogate + s.vf_coef * value_loss - s.ent_coef * dist.entropy().mean()
+            if s.kl_coef:
+                with torch.no_grad():
+                    anchor = magnet.get_distribution(obs, action_masks=masks).distribution.logits
+                # Normalised log-probabilities, finite where masked (about -1e8, with probability 0
+                # under both): log(0) would put 0 * inf into the gradient.
+                own = dist.distribution.logits
+                kl = (own.exp() * (own - anchor)).sum(dim=1).mean()
+                loss = loss + s.kl_coef * kl
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
+            optimizer.step()
+
+
+def train_selfplay(
+    game: str,
+    game_kwargs: dict[str, Any],
+    steps: int,
+    out_dir: str | Path,
+    learner: str = "mmd",
+    seed: int = 0,
+    eval_every: int = 20_000,
+    settings: Settings | None = None,
+    progress: bool = True,
+) -> list[PPOPoint]:
+    """Train ``learner`` (``"ppo"`` or ``"mmd"``) by self-play for ``steps`` decisions (every
+    seat's, rounded up to whole updates) on ``game`` with ``game_kwargs``, measuring the
+    exact exploitability every ``eval_every`` decisions where the game declares a measure
+    that covers the agent (a Markov observation, ``observation="markov"``, is what makes
+    it exact beyond tiny sizes). ``settings`` default to :func:`settings_for`. Saves the
+    model to ``out_dir`` and returns the curve; see the module docstring."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    declared = get(game)
+    game = declared.name
+    learner = check_choice("learner", learner, LEARNERS)
+    steps = check_int("steps", steps, 1, 10**10)
+    eval_every = check_int("eval_every", eval_every, 1, 10**10)
+    s = settings or settings_for(learner, game)
+    rules = declared.rules(**game_kwargs)
+    params = rules.params
+    torch.manual_seed(seed)
+    env = SingleAgentEnv(game, RandomAgent(), **game_kwargs)  # only for the spaces
+    net = dict(pi=list(s.hidden), vf=list(s.hidden))
+    model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=dict(net_arch=net))
+    policy = model.policy
+    optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
+    magnet = copy.deepcopy(policy)
+    rng = np.random.default_rng(seed)
+    rollout = _Rollout(rules, s.games, rng)
+    scale = 1.0 if s.normalize_advantages else 1.0 / max(abs(u) for u in rules.utility_range)
+    out = Path(out_dir)
+    curve: list[PPOPoint] = []
+    clock = {"seconds": 0.0, "since": time.perf_counter()}
+    done = {"steps": 0, "games": 0, "next_eval": 0}
+    updates = max(1, -(-steps // s.batch))
+
+    def evaluate() -> None:
+        clock["seconds"] += time.perf_counter() - clock["since"]
+        agent = PPOAgent(model, game, params, seed=seed)
+        curve.append(PPOPoint(done["steps"], clock["seconds"], declared.exact_exploitability(rules, agent), {}))
+        write_curve(out, curve, f"self-play {learner.upper()} on {rules!r}")
+        clock["since"] = time.perf_counter()
+
+    interrupted = False
+    with tqdm(
+        total=updates * s.batch, desc=f"{learner.upper()} on {rules.name}", disable=not progress, unit="step"
+    ) as bar:
+        try:
+            for update in range(updates):
+                if done["steps"] >= done["next_eval"]:
+                    evaluate()
+                    done["next_eval"] += eval_every
+                    bar.set_postfix(exploitability=curve[-1].exploitability)
+                if s.anneal_lr:
+                    for group in optimizer.param_groups:
+                        group["lr"] = s.learning_rate * (1 - update / updates)
+                if s.kl_coef and update % s.magnet_every == 0:
+                    magnet.load_state_dict(policy.state_dict())
+                batch, games = rollout.collect(policy, s.batch, s.gae_lambda, scale)
+                _update(policy, magnet, optimizer, batch, s, rng)
+                done["steps"] += len(batch.actions)
+                done["games"] += games
+                bar.update(len(batch.actions))
+        except KeyboardInterrupt:
+            interrupted = True
+            bar.write("interrupted: saving the model, then measuring it (Ctrl-C skips that)")
+    PPOAgent(model, game, params).save(out)
+    if not curve or curve[-1].steps != done["steps"]:
+        _, skipped = unless_interrupted(evaluate)
+        interrupted |= skipped
+    with atomic_write(out / "run.json", "w") as handle:
+        record = {"game": game, "params": params, "learner": learner, "settings": asdict(s), "seed": seed}
+        record |= {"steps": done["steps"], "games": done["games"], "interrupted": interrupted}
+        json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+    if interrupted:
+        raise Interrupted(f"{learner} stopped by Ctrl-C after {done['steps']} steps; results in {out}", curve)
+    return curve
+
+
+__all__ = ["LEARNERS", "SETTINGS", "STUDY", "Settings", "settings_for", "train_selfplay"]
