@@ -218,6 +218,13 @@ GAME = Game(
     ),
     benchmark=(
         Benchmark({"num_players": 2, "coins": 3, "objective": "round"}),
+        Benchmark(
+            {"num_players": 2, "coins": 3, "observation": "markov"},
+            tabular=False,
+            learn=True,
+            steps_scale=2,
+            budgets=("full",),
+        ),
         Benchmark({"num_players": 3, "coins": 2, "objective": "round"}, lineup=("heuristic", "random"), cfr=True),
     ),
 )

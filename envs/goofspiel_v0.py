@@ -226,5 +226,11 @@ GAME = Game(
         "Seconds up to 10 cards; about 6 times longer per extra card.",
     ),
     agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",
-    benchmark=(Benchmark({"num_cards": 4}),),
+    benchmark=(
+        Benchmark({"num_cards": 4, "observation": "markov"}, learn=True),
+        Benchmark({"num_cards": 6, "observation": "markov"}, tabular=False, learn=True, steps_scale=4),
+        Benchmark(
+            {"num_cards": 8, "observation": "markov"}, tabular=False, learn=True, steps_scale=10, budgets=("full",)
+        ),
+    ),
 )

@@ -193,5 +193,8 @@ GAME = Game(
         "then the equilibrium's opening round from MATCHES each. With --objective round: the value of a single "
         "round (1 right, 0 opponent right, 0.5 neither) instead. Under a second at 3 matches, about a minute at 9.",
     ),
-    benchmark=(Benchmark({"matches": 3, "objective": "round"}),),
+    benchmark=(
+        Benchmark({"matches": 3, "objective": "round"}),
+        Benchmark({"matches": 3, "observation": "markov"}, tabular=False, learn=True, steps_scale=2),
+    ),
 )

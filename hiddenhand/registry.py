@@ -118,10 +118,13 @@ class Solver(Exact):
 @dataclass(frozen=True)
 class Benchmark:
     """A configuration the benchmark (``hiddenhand benchmark``) plays. Two-player games with
-    an exact exploitability get CFR+, MCCFR and PPO trained and measured against the
-    equilibrium; other games a tournament of ``lineup`` (plus CFR+ when ``cfr``). ``small``
-    overrides parameters for the small budget (a shorter game); ``games_scale`` scales the
-    budget's games per seating (for long games)."""
+    an exact exploitability get their learners trained and measured against the equilibrium:
+    OpenSpiel's tabular CFR+ and MCCFR and pool PPO where the tree is small (``tabular``),
+    the self-play learners (``learn``: MMD, tuned PPO, NFSP, PSRO, as the budget lists them)
+    for ``steps_scale`` times the budget's decisions. Other games get a tournament of
+    ``lineup`` (plus CFR+ when ``cfr``). ``small`` overrides parameters for the small budget
+    (a shorter game); ``games_scale`` scales the budget's games per seating (for long
+    games); ``budgets`` names the budgets that play this configuration."""
 
     params: Mapping[str, Any]
     lineup: tuple[str, ...] = ()
@@ -129,6 +132,10 @@ class Benchmark:
     small: Mapping[str, Any] = field(default_factory=dict)
     games_scale: float = 1.0
     title: str = ""
+    tabular: bool = True
+    learn: bool = False
+    steps_scale: float = 1.0
+    budgets: tuple[str, ...] = ("small", "full")
 
 
 @dataclass(frozen=True)

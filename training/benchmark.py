@@ -1,48 +1,61 @@
 """The main job: train every kind of agent and measure it against the exact equilibria.
 
-For each two-player game with an exact solution it trains CFR+, external-sampling MCCFR
-(OpenSpiel's C++ solvers through the adapter) and self-play PPO within the budget, then
-reports for every trained agent, and for the equilibrium and the heuristics as references:
+For each two-player configuration with an exact exploitability that a game declares
+(``Game.benchmark``) it trains, within the budget:
+
+- where the tree is small (``tabular``): CFR+ and external-sampling MCCFR (OpenSpiel's C++
+  solvers through the adapter) and PPO against a pool of snapshots and heuristics;
+- where the declaration says ``learn``: the self-play learners the budget lists (MMD and
+  tuned PPO, :mod:`.selfplay`; NFSP and PSRO from OpenSpiel where installed), on the Markov
+  observation so that the exact measure applies, with several seeds in the full budget.
+
+Today that is Goofspiel with 4 and 6 cards (8 in the full budget), the whole game of Spoof
+with 3 matches, whole two-player Bid Spoof with 3 coins (full budget), and single rounds
+of Spoof and Bid Spoof. It reports, for every trained agent, and for the equilibrium and
+the heuristics as references:
 
 - exploitability against the exact equilibrium (what a best response gains on average over
   the two seats, over the game's value: the value the agent concedes), and NashConv
-  (twice that);
+  (twice that); a learner's figure is the median over its seeds, with their range;
 - head-to-head results against the equilibrium agent and each heuristic, with 95%
-  intervals, seats alternating.
+  intervals, seats alternating (the first seed's agent).
 
-What it plays is declared with each game (``Game.benchmark``): today Goofspiel with 4 cards
-(the exact dynamic programme measures exploitability), and single rounds of Spoof (3
-matches each) and two-player Bid Spoof (3 coins), where OpenSpiel's best response measures
-it. The whole games of Spoof and Bid Spoof are solved exactly too (``hiddenhand solve``),
-but their trees have no bound, so no CFR runs on them. Configurations without an exact
-measure are played as every-seating tournaments of their declared line-up: one round of
-three-player Bid Spoof (with CFR+) and EggHead (a behavioural analyst against two naive
-deducers, the env's public model told where the analyst sits).
+Configurations without an exact measure are played as every-seating tournaments of their
+declared line-up: one round of three-player Bid Spoof (with CFR+) and EggHead (a
+behavioural analyst against two naive deducers, the env's public model told where the
+analyst sits).
 
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 
-Writes REPORT.md (the tables), one PNG per two-player game (exploitability against
-wall-clock seconds, every method on one figure) and summary.json into ``out``, and prints
-the tables.
+Writes ``REPORT.md`` (a leaderboard per configuration), one PNG per configuration
+(exploitability against wall-clock seconds, log scales, every method, the seeds' range as a
+band) and ``summary.json`` into ``out``: one record per training run (``game``,
+``config``, ``method``, ``seed``, ``steps``, ``seconds``, ``exploitability``, ``exact``, and
+``path``, the saved agent, which ``hiddenhand.agents.load_agent`` reads back), and the
+leaderboards. It prints the report.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.policy_agent import PolicyAgent
-from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.files import atomic_write, write_figure
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.registry import Benchmark, Game, games
 from hiddenhand.training.cfr import train_cfr
-from hiddenhand.training.evaluation import MatchResult, head_to_head, tournament
+from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, tournament
 from hiddenhand.training.ppo import train_ppo
+from hiddenhand.training.selfplay import train_selfplay
 from hiddenhand.validation import check_choice
 
 
@@ -56,78 +69,194 @@ class Budget:
     many_cfr_iterations: int
     tournament_games: int
     small: bool
+    learner_steps: int = 0
+    """Self-play decisions per learned run, times the configuration's ``steps_scale``."""
+    learners: tuple[str, ...] = ()
+    """Which self-play learners run (:data:`LEARNERS`)."""
+    seeds: int = 1
+    """Seeds per self-play learner."""
+    name: str = "custom"
 
 
 BUDGETS = {
-    "small": Budget(200, 5000, 30_000, 6, 400, 100, 60, True),
-    "full": Budget(2000, 100_000, 300_000, 12, 2000, 1000, 300, False),
+    "small": Budget(200, 5000, 30_000, 6, 400, 100, 60, True, 150_000, ("mmd",), 1, "small"),
+    "full": Budget(
+        2000,
+        100_000,
+        300_000,
+        12,
+        2000,
+        1000,
+        300,
+        False,
+        1_000_000,
+        ("mmd", "ppo-selfplay", "nfsp", "psro"),
+        3,
+        "full",
+    ),
 }
-"""``small`` runs in a few minutes on two cores (what ``make run`` runs); ``full`` trains
-ten times longer and plays five times more games."""
+"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed of MMD;
+``full`` trains every learner with three seeds, about seven times longer, and plays five
+times more games."""
+
+
+def _selfplay(learner: str) -> Callable:
+    def train(game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+        return train_selfplay(
+            game, params, steps, out, learner=learner, seed=seed, eval_every=eval_every, progress=progress
+        )
+
+    return train
+
+
+def _openspiel(name: str) -> Callable:
+    def train(game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+        from hiddenhand.training import openspiel_baselines
+
+        trainer = getattr(openspiel_baselines, f"train_{name}")
+        return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
+
+    return train
+
+
+LEARNERS: dict[str, Callable] = {
+    "mmd": _selfplay("mmd"),
+    "ppo-selfplay": _selfplay("ppo"),
+    "nfsp": _openspiel("nfsp"),
+    "psro": _openspiel("psro"),
+}
+"""Self-play learners by name: ``(game, params, steps, out, seed, eval_every, progress) ->``
+curve of :class:`~hiddenhand.training.ppo.PPOPoint`, the agent saved in ``out``."""
+
+
+@dataclass
+class Run:
+    """One training run: its curve ``(steps, seconds, exploitability)`` and its saved agent."""
+
+    method: str
+    seed: int
+    path: Path
+    curve: list[tuple[int, float, float | None]]
 
 
 @dataclass
 class Row:
-    """One agent of a two-player game: how exploitable it is and how it does."""
+    """One agent of a two-player game: how exploitable it is and how it does. A learner's
+    row summarises its seeds: the median exploitability and their range."""
 
     agent: str
     seconds: float | None
-    exploitability: float
+    exploitability: float | None
     against: dict[str, MatchResult]
+    steps: int | None = None
+    spread: tuple[float, float] | None = None
+    runs: list[Run] = field(default_factory=list)
 
 
 def _rules(game: Game, entry: Benchmark, budget: Budget):
     return game.rules(**{**entry.params, **(entry.small if budget.small else {})})
 
 
-def _two_player_game(game: Game, rules, budget: Budget, out: Path, seed: int, progress: bool):
-    params = rules.params
-    curves: dict[str, list[tuple[float, float]]] = {}
-    trained: dict[str, tuple[Agent, float]] = {}
+def _slug(rules) -> str:
+    """A directory name for a configuration: the game and the parameters that differ from the defaults."""
+    defaults = type(rules).param_defaults()
+    parts = [f"{k}={v}" for k, v in rules.params.items() if defaults.get(k) != v]
+    return "_".join([rules.name, *parts]).replace(" ", "")
+
+
+def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progress: bool) -> list[Run]:
+    runs = []
     for algorithm, iterations in (("cfr+", budget.cfr_iterations), ("mccfr-external", budget.mccfr_iterations)):
-        run = out / game.name / algorithm
+        path = out / algorithm
         curve = train_cfr(
-            rules, algorithm, iterations, max(1, iterations // budget.evaluations), run, seed=seed, progress=progress
+            rules, algorithm, iterations, max(1, iterations // budget.evaluations), path, seed=seed, progress=progress
         )
-        curves[algorithm] = [(p.seconds, p.exploitability) for p in curve]
-        trained[algorithm] = (PolicyAgent.load(run, seed=seed), curve[-1].seconds)
-    run = out / game.name / "ppo"
+        runs.append(Run(algorithm, seed, path, [(p.iteration, p.seconds, p.exploitability) for p in curve]))
+    path = out / "ppo"
     curve = train_ppo(
         game.name,
-        params,
+        rules.params,
         budget.ppo_steps,
-        run,
+        path,
         seed=seed,
         eval_every=max(1, budget.ppo_steps // budget.evaluations),
         eval_games=50,
         progress=progress,
     )
-    curves["ppo"] = [(p.seconds, p.exploitability) for p in curve]
-    trained["ppo"] = (PPOAgent.load(run, seed=seed), curve[-1].seconds)
+    runs.append(Run("ppo", seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve]))
+    return runs
+
+
+def _learned_runs(game: Game, rules, entry: Benchmark, budget: Budget, out: Path, seed: int, progress: bool):
+    steps = max(1, round(budget.learner_steps * entry.steps_scale))
+    runs = []
+    for method in budget.learners:
+        for k in range(budget.seeds):
+            path = out / method / f"seed{seed + k}"
+            curve = LEARNERS[method](
+                game.name, rules.params, steps, path, seed + k, max(1, steps // budget.evaluations), progress
+            )
+            runs.append(Run(method, seed + k, path, [(p.steps, p.seconds, p.exploitability) for p in curve]))
+    return runs
+
+
+def _load(path: Path, game: Game, seed: int) -> Agent:
+    from hiddenhand.agents import load_agent
+
+    return load_agent(game.name, str(path), seed=seed)
+
+
+def _two_player_game(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
+    runs = _tabular_runs(game, rules, budget, out, seed, progress) if entry.tabular else []
+    if entry.learn:
+        runs += _learned_runs(game, rules, entry, budget, out, seed, progress)
+    # The references that can read this observation (not Goofspiel's hard level on the Markov
+    # one: the README's table has its exploitability, measured on the full observation).
     opponents = {name: game.make_agent(name, rules, seed=seed) for name in ("equilibrium", *game.heuristics)}
+    opponents = {name: agent for name, agent in opponents.items() if can_play(agent, rules)}
     rows = []
-    for name, (agent, seconds) in trained.items():
+    for method in dict.fromkeys(r.method for r in runs):
+        mine = [r for r in runs if r.method == method]
+        agent = _load(mine[0].path, game, seed)
         against = {o: head_to_head(rules, agent, opp, budget.games, seed=seed) for o, opp in opponents.items()}
-        rows.append(Row(name, seconds, game.exact_exploitability(rules, agent), against))
+        finals = [r.curve[-1][2] for r in mine if r.curve[-1][2] is not None]
+        median = statistics.median(finals) if finals else None
+        spread = (min(finals), max(finals)) if len(finals) > 1 else None
+        seconds = statistics.median(r.curve[-1][1] for r in mine)
+        rows.append(Row(method, seconds, median, against, mine[0].curve[-1][0], spread, mine))
     for name, agent in opponents.items():
         rows.append(Row(name, None, game.exact_exploitability(rules, agent), {}))
-    _plot(rules, curves, {r.agent: r.exploitability for r in rows if r.seconds is None}, out / f"{game.name}.png")
+    lines = {r.agent: r.exploitability for r in rows if r.seconds is None and r.exploitability is not None}
+    _plot(rules, runs, lines, out.parent / f"{out.name}.png")
     return rows, list(opponents)
 
 
-def _plot(rules, curves, references, path: Path) -> None:
+def _plot(rules, runs: list[Run], references: dict[str, float], path: Path) -> None:
+    """Exploitability against seconds on log scales: per method the median over its seeds,
+    the band between the best and the worst seed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
-    for name, points in curves.items():
-        xs = [max(s, 1e-3) for s, _ in points]
-        ax.plot(xs, [max(e, 1e-6) for _, e in points], marker=".", label=name)
+    for k, method in enumerate(dict.fromkeys(r.method for r in runs)):
+        curves = [
+            [(max(s, 1e-3), max(e, 1e-6)) for _, s, e in r.curve if e is not None] for r in runs if r.method == method
+        ]
+        curves = [c for c in curves if c]
+        if not curves:
+            continue
+        grid = np.geomspace(max(c[0][0] for c in curves), min(c[-1][0] for c in curves), 50)
+        ys = np.array([np.interp(grid, [s for s, _ in c], [e for _, e in c]) for c in curves])
+        ax.plot(
+            grid, np.median(ys, axis=0), color=f"C{k}", label=f"{method} ({len(curves)} seed{'s' * (len(curves) > 1)})"
+        )
+        if len(curves) > 1:
+            ax.fill_between(grid, ys.min(axis=0), ys.max(axis=0), color=f"C{k}", alpha=0.2)
     for k, (name, value) in enumerate(references.items()):
         if name != "equilibrium":
-            ax.axhline(max(value, 1e-6), linestyle="--", color=f"C{k + 3}", alpha=0.6, label=name)
+            ax.axhline(max(value, 1e-6), linestyle="--", color=f"C{k + 5}", alpha=0.6, label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("wall-clock seconds of training")
@@ -140,16 +269,16 @@ def _plot(rules, curves, references, path: Path) -> None:
 
 def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
     """An every-seating tournament of the declared line-up (CFR+ first when declared)."""
-    field: list[tuple[str, Agent]] = []
+    field_: list[tuple[str, Agent]] = []
     if entry.cfr:
-        run = out / f"{game.name}_{rules.num_players}" / "cfr+"
+        run = out / "cfr+"
         iterations = budget.many_cfr_iterations
         train_cfr(rules, "cfr+", iterations, iterations, run, seed=seed, progress=progress)
-        field.append(("cfr+", PolicyAgent.load(run)))
-    field += [(name, game.make_agent(name, rules)) for name in entry.lineup]
+        field_.append(("cfr+", PolicyAgent.load(run)))
+    field_ += [(name, game.make_agent(name, rules)) for name in entry.lineup]
     games_per_seating = max(1, round(budget.tournament_games * entry.games_scale))
     return tournament(
-        rules, field, games_per_seating, seed=seed, progress=progress, rules_for=game.seating_rules(rules)
+        rules, field_, games_per_seating, seed=seed, progress=progress, rules_for=game.seating_rules(rules)
     )
 
 
@@ -159,12 +288,19 @@ def run_benchmark(
     """Run the whole benchmark; returns the report (Markdown), also written to REPORT.md.
     ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
-    budget = budget if isinstance(budget, str) else "custom"
+    unknown = sorted(set(spec.learners) - set(LEARNERS))
+    if unknown:
+        raise ValueError(f"unknown learners {unknown}; choose from {', '.join(LEARNERS)}")
     out = Path(out_dir)
     start = time.perf_counter()
-    lines = [f"# hiddenhand benchmark ({budget} budget, seed {seed})", ""]
-    summary: dict = {"budget": budget, "seed": seed, "games": {}}
-    entries = [(game, entry) for game in games().values() for entry in game.benchmark]
+    lines = [f"# hiddenhand benchmark ({spec.name} budget, seed {seed})", ""]
+    summary: dict = {"budget": spec.name, "seed": seed, "runs": [], "games": {}}
+    entries = [
+        (game, entry)
+        for game in games().values()
+        for entry in game.benchmark
+        if ("small" if spec.small else "full") in entry.budgets
+    ]
     # Exact measures first (two-player games with an exploitability), then the tournaments.
     entries.sort(key=lambda item: item[1].lineup != ())
     current = "the set-up"
@@ -172,13 +308,13 @@ def run_benchmark(
         for game, entry in entries:
             rules = _rules(game, entry, spec)
             current = repr(rules)
+            where = out / _slug(rules)
             if not entry.lineup:
-                _report_two_player(
-                    game, rules, _two_player_game(game, rules, spec, out, seed, progress), lines, summary
-                )
+                result = _two_player_game(game, entry, rules, spec, where, seed, progress)
+                _report_two_player(game, rules, where, result, lines, summary)
             else:
                 title = entry.title or repr(rules)
-                _report_table(title, _table(game, entry, rules, spec, out, seed, progress), lines, summary)
+                _report_table(title, _table(game, entry, rules, spec, where, seed, progress), lines, summary)
     except KeyboardInterrupt:
         lines += [f"**Cut short by Ctrl-C** while running {current}: that section and those after it are missing.", ""]
         _write(out, lines, start, summary | {"interrupted": True})
@@ -186,17 +322,39 @@ def run_benchmark(
     return _write(out, lines, start, summary)
 
 
-def _report_two_player(game: Game, rules, result, lines: list[str], summary: dict) -> None:
+def _report_two_player(game: Game, rules, where: Path, result, lines: list[str], summary: dict) -> None:
     rows, opponents = result
-    lines += [f"## {rules!r}", "", f"![exploitability against time]({game.name}.png)", ""]
-    header = "| agent | training s | exploitability | NashConv | " + " | ".join(f"vs {o}" for o in opponents) + " |"
-    lines += [header, "|" + "---|" * (4 + len(opponents))]
-    for r in rows:
+    lines += [f"## {rules!r}", "", f"![exploitability against time]({where.name}.png)", ""]
+    header = "| agent | steps | training s | exploitability | NashConv | " + " | ".join(f"vs {o}" for o in opponents)
+    lines += [header + " |", "|" + "---|" * (5 + len(opponents))]
+    ranked = sorted(rows, key=lambda r: (r.exploitability is None, r.exploitability or 0.0))
+    for r in ranked:
         cells = [f"{r.against[o].mean:+.3f} ± {r.against[o].ci95:.3f}" if o in r.against else "" for o in opponents]
         secs = "" if r.seconds is None else f"{r.seconds:.1f}"
-        figures = f"{r.exploitability:.4f} | {2 * r.exploitability:.4f}"
-        lines.append(f"| {r.agent} | {secs} | {figures} | " + " | ".join(cells) + " |")
+        steps = "" if r.steps is None else f"{r.steps:,}"
+        if r.exploitability is None:
+            figures = "no exact measure | "
+        else:
+            spread = "" if r.spread is None else f" ({r.spread[0]:.4f} to {r.spread[1]:.4f}, {len(r.runs)} seeds)"
+            figures = f"{r.exploitability:.4f}{spread} | {2 * r.exploitability:.4f}"
+        lines.append(f"| {r.agent} | {steps} | {secs} | {figures} | " + " | ".join(cells) + " |")
     lines.append("")
+    for r in rows:
+        for run in r.runs:
+            steps, seconds, exploitability = run.curve[-1]
+            summary["runs"].append(
+                {
+                    "game": game.name,
+                    "config": rules.params,
+                    "method": run.method,
+                    "seed": run.seed,
+                    "steps": steps,
+                    "seconds": seconds,
+                    "exploitability": exploitability,
+                    "exact": exploitability is not None,
+                    "path": str(run.path),
+                }
+            )
     summary["games"][repr(rules)] = [
         {
             "agent": r.agent,
@@ -225,4 +383,4 @@ def _write(out: Path, lines: list[str], start: float, summary: dict) -> str:
     return report
 
 
-__all__ = ["BUDGETS", "run_benchmark"]
+__all__ = ["BUDGETS", "LEARNERS", "Budget", "run_benchmark"]

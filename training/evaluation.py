@@ -17,7 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.core import Rules, advance
+from hiddenhand.core import Rules, advance, play_chance
 
 
 def play_game(rules: Rules, agents: Sequence[Agent], rng: np.random.Generator) -> list[float]:
@@ -80,6 +80,19 @@ class MatchResult:
 
     def __str__(self) -> str:
         return f"{self.mean:+.2f} ± {self.ci95:.2f} (W{self.wins} D{self.draws} L{self.losses})"
+
+
+def can_play(agent: Agent, rules: Rules) -> bool:
+    """Whether ``agent`` can play on ``rules``' observation, asked at a first decision: an
+    agent that reads what the observation hides says so with ``ValueError`` (Goofspiel's
+    hard heuristic reads the score, which the Markov observation leaves out)."""
+    state = rules.new_initial_state()
+    play_chance(state, np.random.default_rng(0))
+    try:
+        agent.policy(state.agent_observation(state.current_player()))
+    except ValueError:
+        return False
+    return True
 
 
 def head_to_head(rules: Rules, a: Agent, b: Agent, games: int, seed: int | None = 0) -> MatchResult:

@@ -40,7 +40,7 @@ from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.files import atomic_write, write_figure
 from hiddenhand.interrupt import Interrupted, unless_interrupted
 from hiddenhand.registry import get
-from hiddenhand.training.evaluation import play_games
+from hiddenhand.training.evaluation import can_play, play_games
 from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
 
@@ -97,10 +97,12 @@ def train_ppo(
     exploitability = check_choice("exploitability", exploitability, EXPLOITABILITY)
     rules = declared.rules(**game_kwargs)
     params = rules.params
+    # Sparring partners that can read this observation (not Goofspiel's hard level on the Markov one).
     heuristics = {name: declared.make_agent(name, rules) for name in declared.heuristics}
+    heuristics = {name: agent for name, agent in heuristics.items() if can_play(agent, rules)}
     # Evaluation plays its own copies, so that how often and how long one evaluates never
     # changes the opponents' generators, and so the training run.
-    judges = {name: declared.make_agent(name, rules) for name in declared.heuristics}
+    judges = {name: declared.make_agent(name, rules) for name in heuristics}
     pool: list[Agent] = []
 
     def draw(rng: np.random.Generator) -> list[Agent]:

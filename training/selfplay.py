@@ -69,6 +69,9 @@ class Settings:
 
     learning_rate: float = 6.25e-5
     anneal_lr: bool = True
+    anneal_entropy: bool = False
+    """Decay ``ent_coef`` linearly to 0 with the learning rate: the entropy-regularised fixed
+    point (a quantal response equilibrium) moves towards the equilibrium as training ends."""
     games: int = 64
     """Games played in lockstep (one forward pass serves them all)."""
     batch: int = 2048
@@ -196,9 +199,10 @@ def _gae(values: list[float], reward: float, lam: float) -> tuple[list[float], l
     return gains, [g + v for g, v in zip(gains, values)]
 
 
-def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.random.Generator) -> None:
+def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.random.Generator, left: float) -> None:
     """PPO's clipped surrogate, the value loss, the entropy bonus and (MMD) ``kl_coef *
-    KL(pi || magnet)`` over the legal actions, for ``s.epochs`` passes."""
+    KL(pi || magnet)`` over the legal actions, for ``s.epochs`` passes. ``left``: the share
+    of training still to come (for the entropy's annealing)."""
     import torch
 
     tensors = {name: torch.as_tensor(value) for name, value in asdict(batch).items()}
@@ -218,7 +222,11 @@ def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.rando
             ratio = torch.exp(logp - tensors["logp"][rows])
             surrogate = torch.max(-gains * ratio, -gains * torch.clamp(ratio, 1 - s.clip, 1 + s.clip)).mean()
             value_loss = 0.5 * ((policy.predict_values(obs).ravel() - tensors["returns"][rows].float()) ** 2).mean()
-            loss = surrogate + s.vf_coef * value_loss - s.ent_coef * dist.entropy().mean()
+            loss = (
+                surrogate
+                + s.vf_coef * value_loss
+                - s.ent_coef * (left if s.anneal_entropy else 1.0) * dist.entropy().mean()
+            )
             if s.kl_coef:
                 with torch.no_grad():
                     anchor = magnet.get_distribution(obs, action_masks=masks).distribution.logits
@@ -301,7 +309,7 @@ def train_selfplay(
                 if s.kl_coef and update % s.magnet_every == 0:
                     magnet.load_state_dict(policy.state_dict())
                 batch, games = rollout.collect(policy, s.batch, s.gae_lambda, scale)
-                _update(policy, magnet, optimizer, batch, s, rng)
+                _update(policy, magnet, optimizer, batch, s, rng, 1 - update / updates)
                 done["steps"] += len(batch.actions)
                 done["games"] += games
                 bar.update(len(batch.actions))
