@@ -67,6 +67,28 @@ class Agent(abc.ABC):
         return f"{type(self).__name__}()"
 
 
+class Translated(Agent):
+    """``agent`` fed ``translate(observations)`` (a batch in, a batch out) instead of the
+    observations it is given: an agent trained on one observation of a game playing where
+    the rules give another, e.g. a Markov Goofspiel agent against the hard heuristic, which
+    reads the score (``GoofspielRules.markov_observations``). It plays, and declares, what
+    ``agent`` does."""
+
+    def __init__(self, agent: Agent, translate, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.agent, self.translate = agent, translate
+        self.uses_score, self.uses_history = agent.uses_score, agent.uses_history
+
+    def policy(self, observation: Observation) -> np.ndarray:
+        return self.policy_batch({key: np.asarray(observation[key])[None] for key in ("observation", "action_mask")})[0]
+
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        return self.agent.policy_batch(self.translate(observations))
+
+    def __repr__(self) -> str:
+        return f"Translated({self.agent!r})"
+
+
 def legal_mask(observation: Observation) -> np.ndarray:
     """The action mask as booleans, refusing an observation in which nothing is legal."""
     mask = np.asarray(observation["action_mask"]).astype(bool)

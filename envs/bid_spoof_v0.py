@@ -222,7 +222,6 @@ GAME = Game(
             {"num_players": 2, "coins": 3, "observation": "markov"},
             tabular=False,
             learn=True,
-            steps_scale=2,
             budgets=("full",),
         ),
         Benchmark({"num_players": 3, "coins": 2, "objective": "round"}, lineup=("heuristic", "random"), cfr=True),

@@ -221,6 +221,28 @@ class GoofspielRules(Rules):
         views["prizes_to_come"][:] = to_come
         return {"observation": obs, "action_mask": mask}
 
+    def markov_observations(self, observations: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Full observations of this two-player game (rows of ``observations``) as the
+        Markov observation (``observation="markov"``) shows the same positions: what lets an
+        agent trained on the Markov observation sit in a game whose other seat reads the
+        full one (Goofspiel's hard heuristic reads the score, which the Markov one hides).
+        The position is a function of the full observation, so nothing is guessed."""
+        views = [GoofspielView.decode(vector, self.num_cards) for vector in np.atleast_2d(observations["observation"])]
+        if any(v.points is None for v in views) or not self.reveal_bids:
+            raise ValueError("markov_observations needs full observations of a game with revealed bids")
+
+        def bits(cards) -> int:
+            return sum(1 << (c - 1) for c in cards)
+
+        twin = GoofspielRules(**{**self.params, "observation": "markov"})
+        return twin.position_observations(
+            np.array([bits(v.hand) for v in views]),
+            np.array([bits(v.others_hands[0]) for v in views]),
+            np.array([bits(v.prizes_to_come) for v in views]),
+            np.array([v.prize - 1 for v in views]),
+            seat=0,
+        )
+
     def _canonical_history(self, views, hand, other, to_come, upcard) -> None:
         """Fill the history and points of full observations (see :meth:`position_observations`):
         in round ``r`` the ``r``-th lowest spent prize, own card and opponent's card."""

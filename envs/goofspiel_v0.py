@@ -228,9 +228,9 @@ GAME = Game(
     agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",
     benchmark=(
         Benchmark({"num_cards": 4, "observation": "markov"}, learn=True),
-        Benchmark({"num_cards": 6, "observation": "markov"}, tabular=False, learn=True, steps_scale=4),
+        Benchmark({"num_cards": 6, "observation": "markov"}, tabular=False, learn=True, steps_scale=2),
         Benchmark(
-            {"num_cards": 8, "observation": "markov"}, tabular=False, learn=True, steps_scale=10, budgets=("full",)
+            {"num_cards": 8, "observation": "markov"}, tabular=False, learn=True, steps_scale=3, budgets=("full",)
         ),
     ),
 )

@@ -195,6 +195,6 @@ GAME = Game(
     ),
     benchmark=(
         Benchmark({"matches": 3, "objective": "round"}),
-        Benchmark({"matches": 3, "observation": "markov"}, tabular=False, learn=True, steps_scale=2),
+        Benchmark({"matches": 3, "observation": "markov"}, tabular=False, learn=True),
     ),
 )

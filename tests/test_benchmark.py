@@ -22,6 +22,7 @@ TINY = Budget(
     learner_steps=600,
     learners=("mmd",),
     seeds=2,
+    workers=2,
     name="tiny",
 )
 

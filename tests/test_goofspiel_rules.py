@@ -216,3 +216,36 @@ def test_clone_is_independent(rules5):
     assert state.current_player() == 0 and copy.current_player() == 1
     assert state.information_state_string(0) != copy.information_state_string(0)
     assert state.observation_tensor(0)[rules5.layout.offset("hand")] == 1.0
+
+
+@pytest.mark.parametrize("num_cards", [3, 5, 13])
+def test_full_observations_translate_to_the_markov_ones_of_the_same_positions(num_cards):
+    """The same random games under both observations: at every decision the translated full
+    observation equals what the Markov rules show, and a Translated agent (the medium
+    heuristic, which reads no score) plays on the full observation exactly as the agent
+    itself does on the Markov one."""
+    from hiddenhand.agents import GoofspielHeuristic
+    from hiddenhand.agents.base import Translated
+    from hiddenhand.core import sample_chance
+
+    full, markov = GoofspielRules(num_cards=num_cards), GoofspielRules(num_cards=num_cards, observation="markov")
+    medium = GoofspielHeuristic("medium")
+    translated = Translated(medium, full.markov_observations)
+    assert not translated.uses_score and not translated.uses_history
+    rng = np.random.default_rng(num_cards)
+    for _ in range(5):
+        a, b = full.new_initial_state(), markov.new_initial_state()
+        while not a.is_terminal():
+            player = a.current_player()
+            if player >= 0:
+                shown = full.markov_observations({k: v[None] for k, v in a.observation(player).items()})
+                np.testing.assert_array_equal(shown["observation"][0], b.observation_tensor(player))
+                np.testing.assert_array_equal(shown["action_mask"][0], b.action_mask(player))
+                np.testing.assert_array_equal(
+                    translated.policy(a.agent_observation(player)), medium.policy(b.agent_observation(player))
+                )
+                action = int(rng.choice(a.legal_actions()))
+            else:
+                action = sample_chance(a, rng)
+            a.apply(action)
+            b.apply(action)

@@ -39,13 +39,15 @@ leaderboards. It prints the report.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import statistics
 import time
-from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.policy_agent import PolicyAgent
@@ -57,6 +59,10 @@ from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, 
 from hiddenhand.training.ppo import train_ppo
 from hiddenhand.training.selfplay import train_selfplay
 from hiddenhand.validation import check_choice
+
+LEARNERS = ("mmd", "ppo-selfplay", "nfsp", "psro")
+"""Self-play learners by name: MMD and tuned PPO (:mod:`.selfplay`), OpenSpiel's NFSP and
+PSRO (:mod:`.openspiel_baselines`)."""
 
 
 @dataclass(frozen=True)
@@ -75,24 +81,39 @@ class Budget:
     """Which self-play learners run (:data:`LEARNERS`)."""
     seeds: int = 1
     """Seeds per self-play learner."""
+    workers: int = 1
+    """Learner runs side by side, one process each."""
     name: str = "custom"
 
 
 BUDGETS = {
-    "small": Budget(200, 5000, 30_000, 6, 400, 100, 60, True, 150_000, ("mmd",), 1, "small"),
+    "small": Budget(
+        cfr_iterations=200,
+        mccfr_iterations=5000,
+        ppo_steps=30_000,
+        evaluations=6,
+        games=400,
+        many_cfr_iterations=100,
+        tournament_games=60,
+        small=True,
+        learner_steps=150_000,
+        learners=("mmd",),
+        name="small",
+    ),
     "full": Budget(
-        2000,
-        100_000,
-        300_000,
-        12,
-        2000,
-        1000,
-        300,
-        False,
-        1_000_000,
-        ("mmd", "ppo-selfplay", "nfsp", "psro"),
-        3,
-        "full",
+        cfr_iterations=2000,
+        mccfr_iterations=100_000,
+        ppo_steps=300_000,
+        evaluations=12,
+        games=2000,
+        many_cfr_iterations=1000,
+        tournament_games=300,
+        small=False,
+        learner_steps=500_000,
+        learners=LEARNERS,
+        seeds=3,
+        workers=2,
+        name="full",
     ),
 }
 """``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed of MMD;
@@ -100,33 +121,21 @@ BUDGETS = {
 times more games."""
 
 
-def _selfplay(learner: str) -> Callable:
-    def train(game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+def train_learner(
+    method: str, game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool
+):
+    """Train learner ``method`` (one of :data:`LEARNERS`); the curve of
+    :class:`~hiddenhand.training.ppo.PPOPoint`, the agent saved in ``out``. Module-level, so
+    that a process pool can run it."""
+    if method in ("mmd", "ppo-selfplay"):
+        learner = "mmd" if method == "mmd" else "ppo"
         return train_selfplay(
             game, params, steps, out, learner=learner, seed=seed, eval_every=eval_every, progress=progress
         )
+    from hiddenhand.training import openspiel_baselines
 
-    return train
-
-
-def _openspiel(name: str) -> Callable:
-    def train(game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
-        from hiddenhand.training import openspiel_baselines
-
-        trainer = getattr(openspiel_baselines, f"train_{name}")
-        return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
-
-    return train
-
-
-LEARNERS: dict[str, Callable] = {
-    "mmd": _selfplay("mmd"),
-    "ppo-selfplay": _selfplay("ppo"),
-    "nfsp": _openspiel("nfsp"),
-    "psro": _openspiel("psro"),
-}
-"""Self-play learners by name: ``(game, params, steps, out, seed, eval_every, progress) ->``
-curve of :class:`~hiddenhand.training.ppo.PPOPoint`, the agent saved in ``out``."""
+    trainer = getattr(openspiel_baselines, f"train_{method}")
+    return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
 
 
 @dataclass
@@ -188,16 +197,31 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
 
 
 def _learned_runs(game: Game, rules, entry: Benchmark, budget: Budget, out: Path, seed: int, progress: bool):
+    """Every learner of the budget with each of its seeds, ``budget.workers`` at a time (one
+    process each, torch on one thread: two runs side by side use two cores)."""
     steps = max(1, round(budget.learner_steps * entry.steps_scale))
-    runs = []
-    for method in budget.learners:
-        for k in range(budget.seeds):
-            path = out / method / f"seed{seed + k}"
-            curve = LEARNERS[method](
-                game.name, rules.params, steps, path, seed + k, max(1, steps // budget.evaluations), progress
-            )
-            runs.append(Run(method, seed + k, path, [(p.steps, p.seconds, p.exploitability) for p in curve]))
-    return runs
+    jobs = [(method, seed + k) for method in budget.learners for k in range(budget.seeds)]
+    eval_every = max(1, steps // budget.evaluations)
+
+    def args(method: str, s: int) -> tuple:
+        return method, game.name, rules.params, steps, out / method / f"seed{s}", s, eval_every
+
+    if budget.workers == 1:
+        curves = [train_learner(*args(method, s), progress) for method, s in jobs]
+    else:
+        # Spawned, not forked: a fork of a process holding torch's and numba's threads can die.
+        with ProcessPoolExecutor(budget.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(train_learner, *args(method, s), False) for method, s in jobs]
+            bar = tqdm(total=len(futures), desc=f"learners on {rules.name}", unit="run", disable=not progress)
+            with bar:
+                curves = []
+                for future in futures:
+                    curves.append(future.result())
+                    bar.update(1)
+    return [
+        Run(method, s, out / method / f"seed{s}", [(p.steps, p.seconds, p.exploitability) for p in curve])
+        for (method, s), curve in zip(jobs, curves)
+    ]
 
 
 def _load(path: Path, game: Game, seed: int) -> Agent:
