@@ -6,6 +6,7 @@ import json
 import pytest
 
 import hiddenhand
+import hiddenhand.training.benchmark as benchmark
 from hiddenhand.agents import load_agent
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.training.benchmark import Budget, run_benchmark
@@ -80,3 +81,33 @@ def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, mo
         "bidspoof", "bid_spoof"
     )
     assert json.loads((tmp_path / "summary.json").read_text())["interrupted"] is True
+
+
+def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_path):
+    """The section the full budget runs at 13 cards, here at 5 with a 5-card solution file:
+    the learner trains on the Markov observation, has no exploitability (none is pretended),
+    and plays every heuristic (hard included, which reads the score) and the equilibrium."""
+    from dataclasses import replace
+
+    from hiddenhand.solvers.gops import solve
+
+    solution = solve(5, progress=False).save(tmp_path / "gops5.npz")
+    budget = replace(TINY, big_steps=600, big_cards=5, name="tiny")
+    lines, summary = [], {"runs": [], "games": {}}
+    benchmark._big_goofspiel(budget, tmp_path, 0, str(solution), False, lines, summary)
+    (record,) = summary["runs"]
+    assert record["exploitability"] is None and record["exact"] is False
+    assert record["config"]["observation"] == "markov" and record["config"]["num_cards"] == 5
+    played = summary["games"]["goofspiel 5 cards"]
+    assert set(played) == {"equilibrium", "random", "easy", "medium", "hard"}
+    assert played["equilibrium"] <= 0.5  # an untrained network does not beat the equilibrium
+    assert "No exact exploitability" in "\n".join(lines)
+
+
+def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
+    from hiddenhand.solvers.gops import solve
+
+    solution = solve(4, progress=False).save(tmp_path / "gops4.npz")
+    with pytest.raises(ValueError, match="solves num_cards=4; the benchmark plays 13 cards"):
+        run_benchmark("full", tmp_path / "out", gops13=str(solution), progress=False)
+    assert not (tmp_path / "out").exists()

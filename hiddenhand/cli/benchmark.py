@@ -10,19 +10,30 @@ from hiddenhand.cli.common import SEED, check_output
 def add_parser(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "benchmark",
-        help="the main job: train CFR+, MCCFR and PPO and measure them against the exact equilibria",
-        description="Train CFR+, external-sampling MCCFR and self-play PPO on every two-player configuration that "
-        "a game declares for the benchmark with an exact measure (4-card Goofspiel; one round of Spoof and of "
-        "two-player Bid Spoof), report each agent's exploitability against the exact equilibrium and its "
-        "head-to-head results (95% intervals) against the equilibrium and the heuristics, then every-seating "
-        "tournaments of the other declared configurations (three-player Bid Spoof with CFR+, EggHead). Writes "
-        "REPORT.md, one PNG per game (exploitability against wall-clock time, every method) and summary.json into "
-        "OUT, and prints the report. The small budget takes a few minutes on two cores; full trains ten times "
-        "longer and plays five times more games. Ctrl-C stops it and writes the sections that finished.",
+        help="the main job: train CFR, PPO and self-play learners and measure them against the exact equilibria",
+        description="Train agents on every two-player configuration that a game declares for the benchmark with an "
+        "exact measure: CFR+, external-sampling MCCFR and pool PPO where the tree is small (4-card Goofspiel, single "
+        "rounds of Spoof and Bid Spoof), and the self-play learners (MMD, tuned PPO, OpenSpiel's NFSP and PSRO) on "
+        "the Markov observation of 4- and 6-card Goofspiel (8 in the full budget) and whole games of Spoof (3 "
+        "matches) and two-player Bid Spoof (3 coins, full budget). Reports a leaderboard per configuration "
+        "(exploitability against the exact equilibrium, its spread over seeds, wall-clock, steps, head-to-head "
+        "results with 95%% intervals against the equilibrium and the heuristics), then every-seating tournaments "
+        "of the other declared configurations (three-player Bid Spoof with CFR+, EggHead), and in the full budget "
+        "the best learner on 13-card Goofspiel against the heuristics (and the equilibrium, with --gops13). Writes "
+        "REPORT.md, one PNG per configuration (exploitability against seconds, log scales, seeds as a band) and "
+        "summary.json (one record per run, with the saved agent's path) into OUT, and prints the report. small: "
+        "one seed of MMD, within 15 minutes on two cores (what `make run` runs); full: every learner, three seeds, "
+        "two runs at a time, about two hours. Ctrl-C stops it and writes the sections that finished.",
     )
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
     p.add_argument("--out", default="runs/benchmark", help="output directory (default runs/benchmark)")
-    p.add_argument("--seed", type=SEED, default=0, help="seed of every run (default 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of every run (default 0; learners' seeds count up)")
+    p.add_argument(
+        "--gops13",
+        metavar="FILE",
+        help="a 13-card Goofspiel solution (hiddenhand solve goofspiel --cards 13 --out FILE): the 13-card learner "
+        "also plays the exact equilibrium (full budget only)",
+    )
     p.set_defaults(run=run)
 
 
@@ -30,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
     from hiddenhand.training.benchmark import run_benchmark
 
     check_output(args.out, "--out", "dir")
-    print(run_benchmark(args.budget, args.out, args.seed))
+    print(run_benchmark(args.budget, args.out, args.seed, gops13=args.gops13))
     return 0
