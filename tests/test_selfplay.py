@@ -88,17 +88,17 @@ def test_bad_settings_are_refused(tmp_path):
 
 def test_a_seeded_mmd_run_on_4_cards_beats_the_heuristics_exploitability(tmp_path):
     """Every heuristic concedes at least 1.417 points at 4 cards (easy 1.418, medium 1.955,
-    hard 1.417: the README's table) and uniform play 2.5; 150,000 decisions of MMD with our
-    settings get well below (0.93 with this seed)."""
+    hard 1.417: the README's table) and uniform play 2.5; 250,000 decisions of MMD with our
+    settings get well below the best of them (0.86 with this seed; seed 0 gives 1.00)."""
     curve = train_selfplay(
         "goofspiel",
         {"num_cards": 4, "observation": "markov"},
-        150_000,
+        250_000,
         tmp_path,
-        seed=0,
-        eval_every=150_000,
+        seed=1,
+        eval_every=250_000,
         progress=False,
     )
     rules = hiddenhand.games()["goofspiel"].rules(num_cards=4, observation="markov")
     easy = hiddenhand.games()["goofspiel"].make_agent("easy", rules)
-    assert curve[-1].exploitability < 0.8 * hiddenhand.games()["goofspiel"].exact_exploitability(rules, easy)
+    assert curve[-1].exploitability < 0.75 * hiddenhand.games()["goofspiel"].exact_exploitability(rules, easy)
