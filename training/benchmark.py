@@ -260,40 +260,51 @@ def _two_player_game(game: Game, entry: Benchmark, rules, budget: Budget, out: P
     return rows, list(opponents)
 
 
+TABULAR = ("cfr+", "mccfr-external")
+"""Methods whose curve counts iterations, not environment steps."""
+
+
 def _plot(rules, runs: list[Run], references: dict[str, float], path: Path) -> None:
-    """Exploitability against seconds on log scales: per method the median over its seeds,
-    the band between the best and the worst seed."""
+    """Exploitability on log scales against wall-clock seconds (every method) and against
+    environment steps (the learners; CFR counts iterations): per method the median over its
+    seeds, the band between the best and the worst seed; the references as dashed lines."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
-    for k, method in enumerate(dict.fromkeys(r.method for r in runs)):
-        curves = [
-            [(max(s, 1e-3), max(e, 1e-6)) for _, s, e in r.curve if e is not None] for r in runs if r.method == method
-        ]
-        curves = [c for c in curves if c]
-        if not curves:
-            continue
-        grid = np.geomspace(max(c[0][0] for c in curves), min(c[-1][0] for c in curves), 50)
-        ys = np.array([np.interp(grid, [s for s, _ in c], [e for _, e in c]) for c in curves])
-        ax.plot(
-            grid, np.median(ys, axis=0), color=f"C{k}", label=f"{method} ({len(curves)} seed{'s' * (len(curves) > 1)})"
-        )
-        if len(curves) > 1:
-            ax.fill_between(grid, ys.min(axis=0), ys.max(axis=0), color=f"C{k}", alpha=0.2)
-    for k, (name, value) in enumerate(references.items()):
-        if name != "equilibrium":
-            ax.axhline(max(value, 1e-6), linestyle="--", color=f"C{k + 5}", alpha=0.6, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("wall-clock seconds of training")
-    ax.set_ylabel("exploitability against the exact equilibrium")
-    ax.set_title(repr(rules), fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), constrained_layout=True)
+    methods = list(dict.fromkeys(r.method for r in runs))
+    for ax, x, label in ((axes[0], 1, "wall-clock seconds of training"), (axes[1], 0, "environment steps")):
+        for k, method in enumerate(methods):
+            if x == 0 and method in TABULAR:
+                continue
+            _band(ax, [r.curve for r in runs if r.method == method], x, f"C{k}", method)
+        for k, (name, value) in enumerate(references.items()):
+            if name != "equilibrium":
+                ax.axhline(max(value, 1e-6), linestyle="--", color=f"C{k + 5}", alpha=0.6, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_ylabel("exploitability against the exact equilibrium")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(repr(rules), fontsize=8)
     write_figure(fig, path)
+
+
+def _band(ax, curves: list[list[tuple]], x: int, color: str, method: str) -> None:
+    """One method's seeds on ``ax`` against column ``x`` of their curves (0 steps, 1 seconds),
+    interpolated onto a common logarithmic grid."""
+    points = [[(max(c[x], 1e-3), max(c[2], 1e-6)) for c in curve if c[2] is not None] for curve in curves]
+    points = [p for p in points if p]
+    if not points:
+        return
+    grid = np.geomspace(max(p[0][0] for p in points), min(p[-1][0] for p in points), 50)
+    ys = np.array([np.interp(grid, [a for a, _ in p], [b for _, b in p]) for p in points])
+    ax.plot(grid, np.median(ys, axis=0), color=color, label=f"{method} ({len(points)} seed{'s' * (len(points) > 1)})")
+    if len(points) > 1:
+        ax.fill_between(grid, ys.min(axis=0), ys.max(axis=0), color=color, alpha=0.2)
 
 
 def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
