@@ -296,7 +296,8 @@ def _plot(rules, runs: list[Run], references: dict[str, float], path: Path) -> N
 def _band(ax, curves: list[list[tuple]], x: int, color: str, method: str) -> None:
     """One method's seeds on ``ax`` against column ``x`` of their curves (0 steps, 1 seconds),
     interpolated onto a common logarithmic grid."""
-    points = [[(max(c[x], 1e-3), max(c[2], 1e-6)) for c in curve if c[2] is not None] for curve in curves]
+    # From the first point after the start (log scales), each exploitability at least 1e-6.
+    points = [[(c[x], max(c[2], 1e-6)) for c in curve if c[2] is not None and c[x] > 0] for curve in curves]
     points = [p for p in points if p]
     if not points:
         return
