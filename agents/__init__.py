@@ -5,6 +5,7 @@ seeded generator. Rule-based agents sit beside learned ones, as in RLCard.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hiddenhand import registry
@@ -39,6 +40,10 @@ def load_agent(game: str, spec: str, params: dict | Rules | None = None, seed: i
 
     if is_ppo_dir(spec):
         return _check_saved(PPOAgent.load(spec, seed=seed), declared, rules, spec)
+    if _is_rllib_dir(spec):
+        from hiddenhand.rllib import RLlibAgent  # needs Ray, installed with the agent's trainer
+
+        return _check_saved(RLlibAgent.load(spec, seed=seed), declared, rules, spec)
     if declared.agent_file is not None:
         agent = registry.resolve(declared.agent_file)(spec, rules, seed)
         if agent is not None:
@@ -49,6 +54,17 @@ def load_agent(game: str, spec: str, params: dict | Rules | None = None, seed: i
             "nor a saved policy or agent directory"
         )
     return _check_saved(PolicyAgent.load(spec, seed=seed), declared, rules, spec)
+
+
+def _is_rllib_dir(path: str) -> bool:
+    """A directory written by :meth:`hiddenhand.rllib.RLlibAgent.save` (told apart without importing Ray)."""
+    meta = Path(path) / "agent.json"
+    if not (Path(path) / "module.pt").is_file() or not meta.is_file():
+        return False
+    try:
+        return json.loads(meta.read_text()).get("kind") == "rllib-ppo"
+    except (OSError, ValueError):
+        return False
 
 
 def _rules(game: registry.Game, params: dict | Rules | None) -> Rules:

@@ -1,0 +1,138 @@
+"""Ray RLlib on every game (hiddenhand.rllib, hiddenhand train rllib): two iterations with one
+remote env runner complete on each game, the masked module never samples an illegal move,
+the saved agent reloads and measures as trained, and an env made inside a Ray worker works.
+A local Ray instance on 127.0.0.1, usage statistics off, two CPUs, shut down at the end."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import hiddenhand
+from hiddenhand.core import play_chance
+
+if importlib.util.find_spec("ray") is None:  # not imported here: see start_ray
+    pytest.skip("Ray is not installed (pip install 'hiddenhand[ray]')", allow_module_level=True)
+
+SMALL = {
+    "goofspiel": {"num_cards": 4, "observation": "markov"},
+    "spoof": {"matches": 2, "observation": "markov"},
+    "bid_spoof": {"num_players": 2, "coins": 2, "observation": "markov"},
+    "egghead": {"num_players": 3, "target_score": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    from hiddenhand.training.rllib_train import start_ray
+
+    start_ray(num_cpus=2)  # before Ray is imported: it reads the single-machine switch then
+    import ray
+
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+    assert [node["NodeManagerAddress"] for node in ray.nodes()] == ["127.0.0.1"]
+    yield ray
+    ray.shutdown()
+
+
+def _decision_observations(rules, count: int, seed: int = 0):
+    """Observations and masks of ``count`` decisions of random play."""
+    rng = np.random.default_rng(seed)
+    shown = []
+    while len(shown) < count:
+        state = rules.new_initial_state()
+        play_chance(state, rng)
+        while not state.is_terminal() and len(shown) < count:
+            player = state.current_player()
+            shown.append(state.observation(player))
+            state.apply(int(rng.choice(state.legal_actions())))
+            play_chance(state, rng)
+    return {key: np.stack([s[key] for s in shown]) for key in ("observation", "action_mask")}
+
+
+@pytest.mark.parametrize("game", sorted(SMALL))
+def test_two_iterations_on_each_game_train_save_and_reload(ray_local, game, tmp_path):
+    from hiddenhand.agents import load_agent
+    from hiddenhand.training.rllib_train import train_rllib
+
+    declared = hiddenhand.games()[game]
+    rules = declared.rules(**SMALL[game])
+    curve = train_rllib(
+        game, SMALL[game], 2, tmp_path, env_runners=1, envs_per_runner=2, batch=256, eval_every=1, progress=False
+    )
+    assert len(curve) == 2 and curve[-1].steps >= 512
+    agent = load_agent(game, str(tmp_path), SMALL[game])
+    shown = _decision_observations(rules, 300)
+    probs = agent.policy_batch(shown)
+    assert np.allclose(probs.sum(axis=1), 1.0) and (probs[shown["action_mask"] == 0] == 0).all()
+    if curve[-1].exploitability is not None:  # the Markov observation of a two-player game: measured exactly
+        assert declared.exact_exploitability(rules, agent) == pytest.approx(curve[-1].exploitability, abs=1e-9)
+    assert game == "egghead" or curve[-1].exploitability is not None
+
+
+def test_the_masked_module_never_samples_an_illegal_move(ray_local):
+    """RLlib's own exploration distribution over the module's logits, 10,000 draws per
+    decision state batch: every draw is legal."""
+    import torch
+
+    from hiddenhand.rllib import OBSERVATIONS, MaskedPPOModule, MultiAgentGame
+
+    env = MultiAgentGame("goofspiel", **SMALL["goofspiel"])
+    seat = env.possible_agents[0]
+    module = MaskedPPOModule(
+        observation_space=env.observation_spaces[seat], action_space=env.action_spaces[seat], model_config={}
+    )
+    rules = hiddenhand.games()["goofspiel"].rules(**SMALL["goofspiel"])
+    shown = _decision_observations(rules, 200)
+    batch = {
+        "obs": {
+            OBSERVATIONS: torch.as_tensor(shown["observation"], dtype=torch.float32),
+            "action_mask": torch.as_tensor(shown["action_mask"], dtype=torch.float32),
+        }
+    }
+    logits = module.forward_exploration(batch)["action_dist_inputs"]
+    dist = module.get_exploration_action_dist_cls().from_logits(logits)
+    draws = torch.stack([dist.sample() for _ in range(50)]).numpy()  # 50 x 200 = 10,000
+    assert shown["action_mask"][np.arange(200)[None, :].repeat(50, 0), draws].all()
+
+
+def test_an_env_made_inside_a_ray_worker_works(ray_local):
+    """What fails without this module: a worker process has not run the driver's imports.
+    The registered creator imports hiddenhand there."""
+    from hiddenhand.rllib import env_name, register_games
+
+    register_games()
+
+    @ray_local.remote
+    def play(name: str) -> tuple:
+        from ray.tune.registry import ENV_CREATOR, _global_registry
+
+        env = _global_registry.get(ENV_CREATOR, name)({"num_cards": 4})
+        obs, _ = env.reset(seed=0)
+        (agent,) = obs
+        done, steps, returns = False, 0, {}
+        while not done:
+            mask = obs[agent]["action_mask"]
+            legal = np.flatnonzero(mask)  # player_0 bids its highest card, player_1 its lowest
+            obs, rewards, terminated, truncated, _ = env.step({agent: int(legal[-1 if agent == "player_0" else 0])})
+            returns.update(rewards)
+            done = terminated["__all__"] or truncated["__all__"]
+            steps += 1
+            if not done:
+                (agent,) = obs
+        return steps, returns
+
+    steps, returns = ray_local.get(play.remote(env_name("goofspiel")))
+    # 3 rounds of 2 bids (the last card is played for them); both paid at the end, zero-sum
+    assert steps == 6 and returns["player_0"] != 0 and returns["player_1"] == -returns["player_0"]
+
+
+def test_bad_settings_are_refused(ray_local, tmp_path):
+    from hiddenhand.rllib import ppo_config
+    from hiddenhand.training.rllib_train import train_rllib
+
+    with pytest.raises(ValueError, match="policy='both' is not allowed"):
+        ppo_config("goofspiel", {"num_cards": 4}, policy="both")
+    with pytest.raises(ValueError, match="iterations"):
+        train_rllib("goofspiel", {"num_cards": 4}, 0, tmp_path, progress=False)
