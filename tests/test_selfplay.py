@@ -102,3 +102,17 @@ def test_a_seeded_mmd_run_on_4_cards_beats_the_heuristics_exploitability(tmp_pat
     rules = hiddenhand.games()["goofspiel"].rules(num_cards=4, observation="markov")
     easy = hiddenhand.games()["goofspiel"].make_agent("easy", rules)
     assert curve[-1].exploitability < 0.75 * hiddenhand.games()["goofspiel"].exact_exploitability(rules, easy)
+
+
+def test_the_command_trains_prints_and_saves(tmp_path, capsys):
+    from hiddenhand.cli import main
+
+    out = tmp_path / "run"
+    args = ["train", "selfplay", "goofspiel", "--cards", "3", "--observation", "markov", "--learner", "ppo"]
+    assert main([*args, "--steps", "600", "--eval-every", "300", "--out", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("PPO self-play on GoofspielRules(num_cards=3") and "exploitability" in line
+    recorded = float(line.split("exploitability ")[1].split(";")[0])
+    rules = hiddenhand.games()["goofspiel"].rules(num_cards=3, observation="markov")
+    agent = PPOAgent.load(out)
+    assert hiddenhand.games()["goofspiel"].exact_exploitability(rules, agent) == pytest.approx(recorded, rel=1e-3)

@@ -191,15 +191,19 @@ def run_selfplay(args: argparse.Namespace) -> int:
     curve = train_selfplay(
         args.game, rules.params, args.steps, args.out, learner=args.learner, seed=args.seed, eval_every=args.eval_every
     )
-    last = curve[-1]
+    print(format_learned(f"{args.learner.upper()} self-play", rules, curve[-1], args.out))
+    return 0
+
+
+def format_learned(learner: str, rules, last, out: str) -> str:
+    """One line on a self-play run's last point (selfplay, rllib)."""
     exploit = (
         "n/a (no exact measure covers this agent)" if last.exploitability is None else f"{last.exploitability:.4g}"
     )
-    print(
-        f"{args.learner.upper()} self-play on {rules!r}: {last.steps} decisions, {last.seconds:.1f} s of training; "
-        f"exploitability {exploit}; saved to {args.out}"
+    return (
+        f"{learner} on {rules!r}: {last.steps} decisions, {last.seconds:.1f} s of training; exploitability {exploit}; "
+        f"saved to {out}"
     )
-    return 0
 
 
 def run_rllib(args: argparse.Namespace) -> int:
@@ -221,12 +225,5 @@ def run_rllib(args: argparse.Namespace) -> int:
         num_cpus=args.num_cpus,
         seed=args.seed,
     )
-    last = curve[-1]
-    exploit = (
-        "n/a (no exact measure covers this agent)" if last.exploitability is None else f"{last.exploitability:.4g}"
-    )
-    print(
-        f"RLlib PPO self-play on {rules!r}: {last.steps} decisions, {last.seconds:.1f} s of training; "
-        f"exploitability {exploit}; saved to {args.out}"
-    )
+    print(format_learned("RLlib PPO self-play", rules, curve[-1], args.out))
     return 0
