@@ -55,8 +55,9 @@ class SpoofEquilibriumAgent(_SpoofAgent):
     solving the game once per process (under a second at 3 matches).
 
     The whole game's strategies are stationary, each round optimal given the values of the
-    rounds after it; from 3 matches a losing first bidder can stall them to a draw (see
-    :mod:`hiddenhand.solvers.spoof`), which the exact whole-game exploitability measures."""
+    rounds after it, with the loop of a round where nobody is right ended by the player it
+    favours, so that a losing first bidder cannot stall them to a draw: exploitable by about
+    1e-12 in the unlimited game (see :mod:`hiddenhand.solvers.spoof`)."""
 
     def __init__(self, rules: SpoofRules, solution: Any | None = None, seed: int | None = None) -> None:
         super().__init__(rules, seed)

@@ -136,7 +136,7 @@ Its length (`rules.information_state_size`) is the full observation's plus
 With two players, `hiddenhand exploitability bid-spoof` (and
 `hiddenhand.games()["bid_spoof"].exploitability`) is exact under both `zero_call` rules: one
 round (`objective="round"`) by OpenSpiel's best response on the round's tree; a whole game
-by value iteration over round-states with a best response inside each round
+by policy iteration over round-states with a best response inside each round
 (`hiddenhand.solvers.round_best_response`), for agents that read only the round-state and
 the present round (`uses_history` false: the equilibrium, the heuristic, random play, a PPO
 agent trained on the Markov observation). It values the unlimited game (`max_rounds`
@@ -202,7 +202,7 @@ GAME = Game(
     exploitability=Exact(
         "hiddenhand.solvers.bid_spoof:exploitability",
         _two_players,
-        "two players (one round by OpenSpiel's best response; whole games by value iteration over round-states, "
+        "two players (one round by OpenSpiel's best response; whole games by policy iteration over round-states, "
         "for agents that do not read past rounds)",
     ),
     solver=Solver(

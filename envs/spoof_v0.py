@@ -107,14 +107,14 @@ what OpenSpiel's information-state tensor and tabular policies read, is
 
 `hiddenhand exploitability spoof` (and `hiddenhand.games()["spoof"].exploitability`) is
 exact for every configuration: one round (`objective="round"`) by OpenSpiel's best response
-on the round's tree; a whole game by value iteration over round-states with a best
+on the round's tree; a whole game by policy iteration over round-states with a best
 response inside each round (`hiddenhand.solvers.round_best_response`), for agents that
 read only the round-state and the present round (`uses_history` false: the equilibrium,
 the heuristic, random play, a PPO agent trained on the Markov observation). It values the
 unlimited game (`max_rounds` aside: an endless game counts as a draw) and refuses agents
-that may read past rounds. The solver's equilibrium is unexploitable up to 2 matches each;
-from 3 a losing first bidder can stall its stationary strategies to a draw (exploitability
-0.064 at 3 matches; see `hiddenhand.solvers.spoof`).
+that may read past rounds. The solver's whole-game equilibrium is unexploitable to 1.4e-12
+at 1 to 5 matches: the favoured player ends every round a losing first bidder would stall
+(with weight 1e-10; see `hiddenhand.solvers.spoof`).
 
 ## Version history
 
@@ -180,7 +180,7 @@ GAME = Game(
     exploitability=Exact(
         "hiddenhand.solvers.spoof:exploitability",
         lambda rules: True,
-        "every configuration (one round by OpenSpiel's best response; whole games by value iteration over "
+        "every configuration (one round by OpenSpiel's best response; whole games by policy iteration over "
         "round-states, for agents that do not read past rounds)",
     ),
     solver=Solver(

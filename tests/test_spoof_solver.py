@@ -17,7 +17,8 @@ from hiddenhand.agents.spoof import SpoofEquilibriumAgent, cached_solution
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.solvers.matrix_game import solve_game
 from hiddenhand.solvers.sequence_form import solve as solve_sequence_form
-from hiddenhand.solvers.spoof import SpoofRounds, solve_round
+from hiddenhand.solvers.spoof import SpoofRounds, exploitability, solve, solve_round
+from hiddenhand.solvers.stochastic import LoopEnding
 from hiddenhand.training import play_games
 
 
@@ -41,6 +42,66 @@ def test_game_values_are_a_fixed_point_and_each_round_an_equilibrium(solution):
         gains = r.best_response_gains()
         assert max(gains) < 1e-9, key
         assert min(gains) > -1e-9, key  # the equilibrium itself is a best response
+        # The strategies played (cleaned, the ender's mixed with weight 1e-10) are still
+        # optimal in each round to within 1e-9.
+        assert max(abs(g) for g in r.best_response_gains(r.strategy)) < 1e-9, key
+
+
+def least_ending_probability(strategy, ender_first):
+    """The least probability, over every pure reply of the player who is not the ender in
+    this round-state, that the round ends (somebody is right), read off the per-role arrays
+    of a :class:`RoundStrategy` (the first bidder picks a hand and a bid; the second a hand
+    and an answer to each first bid, never that bid)."""
+    f, s = strategy.first_matches, strategy.second_matches
+    total = f + s
+    if not ender_first:  # the first bidder stalls: hand h, bid b
+        return min(
+            sum(
+                q * (1.0 if b == h + k else strategy.second_bid[k, b, h + k])
+                for k, q in enumerate(strategy.second_hold)
+            )
+            for h in range(f + 1)
+            for b in range(total + 1)
+        )
+    least = np.inf
+    for k in range(s + 1):  # the second bidder stalls: hand k, then each first bid's least ending answer
+        ends = 0.0
+        for b in range(total + 1):
+            weight = strategy.first_hold * strategy.first_bid[:, b]  # by the first bidder's hand h
+            right = sum(w for h, w in enumerate(weight) if b == h + k)
+            answers = [sum(w for h, w in enumerate(weight) if d == h + k) for d in range(total + 1) if d != b]
+            ends += right + min(answers)
+        least = min(least, ends)
+    return least
+
+
+def test_the_strategies_end_every_round_the_loser_could_stall(solution):
+    """Where a round-state is not a draw, the player it favours ends the round with positive
+    probability against every reply of the other (so no stall is worth a draw); the
+    stationary round equilibria do not, from (2, 1) on (LoopEnding(weight=0))."""
+    stationary = solve(3, progress=False, ending=LoopEnding(weight=0.0))
+    stalled = set()
+    for key, value in solution.values.items():
+        if abs(value) < 1e-9:
+            continue
+        assert least_ending_probability(solution.strategy(*key), value > 0) > 0.0, key
+        if least_ending_probability(stationary.strategy(*key), value > 0) == 0.0:
+            stalled.add(key)
+    assert {(2, 1), (3, 1), (3, 2)} <= stalled
+    assert stationary.values == solution.values
+
+
+def test_the_gain_from_a_stall_scales_with_the_ending_weight():
+    """The ender's strategy is its round equilibrium mixed, with weight ``w``, with a plan
+    that ends every stall at a loss to the staller, so what a staller can still gain is
+    about ``w`` times a constant (the price of the mixture against replies that do end the
+    round): the whole-game exploitability at 3 matches is linear in ``w``."""
+    rules = SpoofRules(matches=3)
+    figures = []
+    for weight in (1e-4, 1e-6):
+        mixed = solve(3, progress=False, ending=LoopEnding(weight=weight))
+        figures.append(exploitability(rules, SpoofEquilibriumAgent(rules, solution=mixed)).value)
+    assert 1e-9 < figures[1] < 1e-7 and figures[0] / figures[1] == pytest.approx(100, rel=0.05)
 
 
 def _normal_form_round(f, s, outcome_value):

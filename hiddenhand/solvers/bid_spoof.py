@@ -175,7 +175,7 @@ def game_best_response(rules: BidSpoofRules, agent: Agent) -> RoundBestResponse:
 
 def exploitability(rules: BidSpoofRules, agent: Agent) -> Exploitability:
     """Two-player ``bid_spoof_v0``'s exact exploitability: one round by OpenSpiel's best
-    response on its tree, a whole game by value iteration over round-states
+    response on its tree, a whole game by policy iteration over round-states
     (:func:`game_best_response`, for agents that do not read past rounds)."""
     if rules.objective == "round":
         from hiddenhand.openspiel import exploitability as on_the_tree

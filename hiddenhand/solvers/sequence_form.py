@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -124,15 +125,16 @@ class SequenceForm:
             raise RuntimeError(f"the two LPs disagree on the value: {value} and {-minus_value}")
         return value, plan0, plan1
 
-    def behaviour(self, player: int, plan: np.ndarray) -> Behaviour:
-        """A realization plan as a behaviour strategy (uniform where the plan never goes)."""
+    def behaviour(self, player: int, plan: np.ndarray, unreached: float = 1e-12) -> Behaviour:
+        """A realization plan as a behaviour strategy (uniform where the plan never goes: where
+        the plan's weight of the infoset's actions is at most ``unreached``)."""
         me = self.players[player]
         policy = {}
         for infostate in me.parents:
             actions = me.actions[infostate]
             weights = np.clip([plan[me.sequences[(infostate, a)]] for a in actions], 0.0, None) + 0.0
             total = weights.sum()
-            probs = weights / total if total > 1e-12 else np.full(len(weights), 1.0 / len(weights))
+            probs = weights / total if total > unreached else np.full(len(weights), 1.0 / len(weights))
             policy[infostate] = {a: float(q) for a, q in zip(actions, probs)}
         return policy
 
@@ -147,6 +149,38 @@ class SequenceForm:
             for action, p in zip(me.actions[infostate], probabilities[infostate]):
                 plan[me.sequences[(infostate, action)]] = plan[parent] * p
         return plan
+
+    @cached_property
+    def _infoset_arrays(self) -> tuple[tuple[np.ndarray, list[np.ndarray]], ...]:
+        """Per player, the sequence leading to each infoset and the sequences of its actions,
+        infosets in the order met (an infoset after those on the path to it)."""
+        arrays = []
+        for me in self.players:
+            parents = np.array(list(me.parents.values()), dtype=np.int64)
+            children = [np.array([me.sequences[(i, a)] for a in me.actions[i]], dtype=np.int64) for i in me.parents]
+            arrays.append((parents, children))
+        return tuple(arrays)
+
+    def pure_best_response(self, player: int, weights: np.ndarray, leaf_values: np.ndarray) -> tuple[float, np.ndarray]:
+        """A pure best response of ``player``, each leaf worth ``weights * leaf_values`` to
+        them (``weights``: the probability that chance and the other player reach the leaf):
+        the dynamic programme of :meth:`best_response_value`, keeping the best action at each
+        infoset (the first of those tied). Returns its value and its realization plan (0 or 1
+        per sequence)."""
+        parents, children = self._infoset_arrays[player]
+        value = np.zeros(self.shape[player])
+        np.add.at(value, self.leaf_sequences[:, player], weights * leaf_values)
+        chosen = np.empty(len(children), dtype=np.int64)
+        for k in range(len(children) - 1, -1, -1):
+            below = children[k]
+            best = below[int(np.argmax(value[below]))]
+            chosen[k] = best
+            value[parents[k]] += value[best]
+        plan = np.zeros(self.shape[player])
+        plan[0] = 1.0
+        for k in range(len(children)):  # an infoset comes after those on the path to it
+            plan[chosen[k]] = plan[parents[k]]
+        return float(value[0]), plan
 
     def best_response_value(self, player: int, other_plan: np.ndarray, leaf_values: np.ndarray) -> float:
         """What ``player`` gets by best-responding to the opponent's realization plan, with

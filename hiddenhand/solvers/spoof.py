@@ -11,17 +11,68 @@ right" loop needs repeated solves.
 One round with the seed's utilities (1 right, 0 opponent right, 0.5 neither) is a finite
 game of its own, solved once by the sequence-form LP (:func:`solve_round`).
 
-The game's strategies are stationary, each round optimal given the values of the rounds
-after it. That is not quite an equilibrium of the whole game: a round that ends with
-nobody right loops back at the round's own value, so the round's LP is indifferent to it,
-while in the whole game an endless loop is a draw. From 3 matches a losing first bidder
-exploits this: in (2, 1) (worth -1/2 to them) holding 2 and bidding 0 leaves the
-equilibrium's reply never right, and the game never ends. The exact whole-game measure
-(:mod:`.round_best_response`) finds exploitability 0.064 at 3 matches, 0.117 at 4, 0.146 at
-5. In (2, 1), (3, 1) and (3, 2) no round-optimal strategy of the second bidder ends the
-round with positive probability against every reply (an LP maximising that probability
-among them finds 0); giving up ``e`` of the round's value buys 4e to 9e per round, so only
-epsilon-optimal stationary strategies close the loophole.
+**Ending the loop.** Each round's equilibrium, optimal given the values of the rounds after
+it, is not quite an equilibrium of the whole game: a round where nobody is right loops back
+at the round's own value ``v``, so the round's LP is indifferent to it, while in the whole
+game an endless loop is a draw (0). From 3 matches a losing first bidder exploits this: in
+(2, 1) (worth -1/2 to them) holding 2 and bidding 0 leaves the round equilibrium's reply
+never right, and the game never ends. Played as they are, the round equilibria are
+exploitable by 0.064 at 3 matches, 0.117 at 4, 0.146 at 5 (the exact whole-game measure,
+:mod:`.round_best_response`); up to 5 matches they can be stalled in exactly the
+round-states where the first bidder has more matches, and so is losing. No round-optimal
+strategy of the second bidder there ends the round against every reply, and recursive
+games need not have optimal stationary strategies (Everett, 1957), only epsilon-optimal
+ones. The strategies played (:data:`ENDING`, :func:`.stochastic.end_loops`) are built so:
+
+- The player a round-state is bad for (value ``v < 0`` to them, the would-be staller)
+  keeps its round equilibrium: against any reply that loops with probability ``p`` and is
+  worth ``A`` otherwise, ``A + p v >= v``, so the whole game is worth ``A / (1 - p) >= v``
+  to them, and a sure loop ``0 >= v``.
+- The other, the *ender*, mixes its round equilibrium ``sigma`` with weight ``w = 1e-10``
+  with ``rho``, its optimal plan in the round whose loop is paid 0.9 times the
+  round-state's value (discounted towards the draw), the discount halved until ``rho``
+  ends every stall of ``sigma`` at a loss to the staller (every reply that never ends the
+  round against ``sigma`` gets ``A / (1 - p) < v`` against ``rho``, ``v`` the staller's
+  value; :func:`.stochastic.stall_margin` checks it). Against such a stall the ``sigma``
+  part reaches only loops, so the ratio is ``rho``'s whatever ``w``; against any other
+  reply ``sigma`` ends the round with probability ``q > 0`` and concedes nothing, so the
+  ``rho`` part costs at most ``w`` times a constant over ``q``. The exploitability is
+  therefore linear in ``w``, with no floor but round-off: the small probabilities are
+  ``w`` times ``rho``'s, which the LP gives at the scale of 1, not of its tolerances.
+- Both are first cleaned of the LP's round-off: behaviour probabilities below 1e-6 (those
+  of HiGHS's solutions are below 1e-9 up to 9 matches, the real ones above 1e-3) set to 0.
+  This matters to the exact measure: a reply that loops except with probability 1e-13,
+  ending well for it, is worth its ending, however rare, and the raw round equilibria had
+  such ends (exploitable by 0.27 at 3 matches, 0.49 at 5).
+
+The values reported stay those of the fixed point (the undiscounted game); only the
+strategies played change, and by at most ``w`` in any round. Measured exploitability of
+the whole game (``hiddenhand exploitability spoof --matches M --agent equilibrium``), and
+the least probability per round with which a stall ends (over every round-state and reply):
+
+    w          3 matches          4 matches          5 matches          stall ends
+    0          0.064              0.117              0.146              never
+    1          0.0021             0.0060             0.0100             >= 0.03
+    1e-2       2.1e-5             5.7e-5             1.1e-4             >= 3e-4
+    1e-6       2.1e-9             5.7e-9             1.1e-8             >= 3e-8
+    1e-8       2.1e-11            5.7e-11            1.1e-10            >= 3e-10
+    1e-10      2.4e-13            6.8e-13            1.4e-12            >= 3e-12
+    1e-12      2.7e-14            1.2e-13            2.8e-13            >= 3e-14
+
+So the price of a stationary strategy is a trade: what a staller can gain is about 0.05 to
+0.4 times the probability with which its stall ends each round. ``w = 1e-10`` (the default)
+keeps the gain near 1e-12, well below the 1e-9 asked for, and round-off is the floor below
+that. The simpler construction, the ender playing ``rho`` alone for a discount ``eta``
+(``w = 1``), gains about ``0.6 eta`` (3 matches) to ``0.15 eta`` (5), but ``rho``'s small
+probabilities, of order ``eta``, come out of the LP at the scale of its tolerances: with
+HiGHS's defaults it reaches 5.7e-8, 1.1e-7 and 1.6e-6 at 3, 4 and 5 matches (``eta`` 1e-6,
+1e-6, 1e-5; a tenth of that falls back to the stall, or worse), and with feasibility
+tolerances of 1e-10 5.7e-11, 1.1e-10 and 1.4e-9 (``eta`` 1e-9, 1e-9, 1e-8), short of 1e-9
+at 5 matches.
+
+Against the game as played, with ``max_rounds`` (50) stopping it as a draw, none of this
+helps: a stall that ends with probability 1e-12 a round still reaches the stop. The measure
+and this construction are about the unlimited game, which the solver values.
 """
 
 from __future__ import annotations
@@ -37,12 +88,23 @@ from hiddenhand.envs.spoof import MAX_MATCHES, SpoofRules, SpoofState
 from hiddenhand.exploitability import Exploitability
 from hiddenhand.solvers.round_best_response import RoundBestResponse
 from hiddenhand.solvers.sequence_form import SequenceForm
-from hiddenhand.solvers.stochastic import Continuation, RoundSolution, StochasticSolution, two_player_continuation
+from hiddenhand.solvers.stochastic import (
+    Continuation,
+    LoopEnding,
+    RoundSolution,
+    StochasticSolution,
+    two_player_continuation,
+)
 from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_int
 
 if TYPE_CHECKING:
     from hiddenhand.agents.base import Agent
+
+
+ENDING = LoopEnding(discount=0.1, weight=1e-10, threshold=1e-6)
+"""How the whole game's strategies end the loop of a round where nobody is right (see the
+module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +137,7 @@ def _round_strategy(
     first_hold, second_hold = np.zeros(f + 1), np.zeros(s + 1)
     first_bid, second_bid = np.zeros((f + 1, total + 1)), np.zeros((s + 1, total + 1, total + 1))
     for player in (0, 1):
-        for infostate, probs in form.behaviour(player, plans[player]).items():
+        for infostate, probs in form.behaviour(player, plans[player], unreached=0.0).items():
             state: SpoofState = form.players[player].representatives[infostate]
             hold = state.holds[player]
             for action, p in probs.items():
@@ -114,7 +176,8 @@ class SpoofRounds:
 @dataclass
 class SpoofSolution:
     """The solved game for up to ``matches`` matches each: values are to the first bidder
-    (+1 a sure win, -1 a sure loss), strategies by round-state."""
+    (+1 a sure win, -1 a sure loss), strategies (those to play, see the module docstring)
+    by round-state."""
 
     matches: int
     values: dict[tuple[int, int], float]
@@ -123,6 +186,9 @@ class SpoofSolution:
     """Per round-state, the equilibrium probabilities that the first bidder is right, that
     the second is, and that nobody is."""
     stochastic: StochasticSolution
+    ending: LoopEnding | None = None
+    """How the strategies end the loop of a round where nobody is right (``None``: the
+    round equilibria as the LP returns them)."""
 
     def _key(self, first_matches: int, second_matches: int) -> tuple[int, int]:
         return (
@@ -166,18 +232,22 @@ def _outcomes(key: tuple[int, int], solution: RoundSolution) -> tuple[float, flo
     return right, other, neither
 
 
-def solve(matches: int = 3, progress: bool = True) -> SpoofSolution:
-    """Solve Spoof for every round-state with up to ``matches`` matches each (1 to 9)."""
+def solve(matches: int = 3, progress: bool = True, ending: LoopEnding | None = ENDING) -> SpoofSolution:
+    """Solve Spoof for every round-state with up to ``matches`` matches each (1 to 9).
+
+    ``ending`` says how the strategies end the loop of a round where nobody is right (see
+    the module docstring); ``None`` gives the round equilibria as the LP returns them, which
+    a losing first bidder can stall."""
     matches = check_int("matches", matches, 1, MAX_MATCHES)
     game = SpoofRounds(matches)
-    result = solve_stochastic(game, progress=progress)
+    result = solve_stochastic(game, progress=progress, ending=ending)
     strategies, outcomes = {}, {}
     for key, r in result.rounds.items():
-        strategies[key] = _round_strategy(r.form, r.plans, game.rules, key)
+        strategies[key] = _round_strategy(r.form, r.strategy, game.rules, key)
         outcomes[key] = _outcomes(key, r)
         if outcomes[key][2] > 1 - 1e-9:
             raise RuntimeError(f"round-state {key}: the equilibrium never ends the round")
-    return SpoofSolution(matches, result.values, strategies, outcomes, result)
+    return SpoofSolution(matches, result.values, strategies, outcomes, result, ending)
 
 
 @cache
@@ -237,7 +307,7 @@ def game_best_response(rules: SpoofRules, agent: Agent) -> RoundBestResponse:
 
 def exploitability(rules: SpoofRules, agent: Agent) -> Exploitability:
     """``spoof_v0``'s exact exploitability: one round by OpenSpiel's best response on its
-    tree, a whole game by value iteration over round-states (:func:`game_best_response`,
+    tree, a whole game by policy iteration over round-states (:func:`game_best_response`,
     for agents that do not read past rounds)."""
     if rules.objective == "round":
         from hiddenhand.openspiel import exploitability as on_the_tree

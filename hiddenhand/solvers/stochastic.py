@@ -17,6 +17,14 @@ place (Gauss-Seidel), and repeats a round until its own value settles before mov
 round that can end where it started (nobody right in Spoof) is a fixed point of its own,
 while rounds listed after the states they lead to converge in one sweep. A game whose
 rounds lead back and forth (Bid Spoof, where coins are won and lost) takes more sweeps.
+
+The strategies so found are stationary, each round optimal given the values of the rounds
+after it. A round that loops back to its own round-state pays that loop the round's own
+value, so the round's LP is indifferent to looping, while in the whole game an endless
+loop is a draw: the player a round-state favours may need to *end* the loop. With a
+:class:`LoopEnding`, :func:`end_loops` gives the plans to play that do (each round's
+``played``; the values stay those of the fixed point). Spoof needs it, and its module
+says why and what it costs; Bid Spoof's equilibrium ends its rounds as it is.
 """
 
 from __future__ import annotations
@@ -77,21 +85,39 @@ class RoundSolution:
     form: SequenceForm
     leaf_values: np.ndarray
     plans: tuple[np.ndarray, np.ndarray]
+    """The round's equilibrium with every leaf paid the value of the round-state it leads to
+    (a leaf back to this round-state paid ``value``)."""
+    loops: np.ndarray | None = None
+    """Per leaf, whether it leads back to this round-state with the same player first."""
+    played: tuple[np.ndarray, np.ndarray] | None = None
+    """The plans to play in the whole game (:func:`end_loops`); ``plans`` where ``None``."""
 
     def policy(self, player: int) -> Behaviour:
-        return self.form.behaviour(player, self.plans[player])
+        """``player``'s strategy to play (:attr:`strategy`) as a behaviour strategy. Played
+        plans reach some infosets with probabilities far below 1e-12 on purpose, so only
+        infosets they never reach count as unreached."""
+        if self.played is None:
+            return self.form.behaviour(player, self.plans[player])
+        return self.form.behaviour(player, self.played[player], unreached=0.0)
 
-    def best_response_gains(self) -> tuple[float, float]:
-        """What each player would gain in this round by deviating from the equilibrium
-        (with the continuation values fixed): zero up to rounding at an equilibrium."""
-        br0 = self.form.best_response_value(0, self.plans[1], self.leaf_values)
-        br1 = self.form.best_response_value(1, self.plans[0], self.leaf_values)
+    @property
+    def strategy(self) -> tuple[np.ndarray, np.ndarray]:
+        """The plans to play: :attr:`played`, else the round's equilibrium."""
+        return self.plans if self.played is None else self.played
+
+    def best_response_gains(self, plans: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+        """What each player would gain in this round by deviating from ``plans`` (the round's
+        equilibrium by default), with the continuation values fixed (a loop paid the round's
+        value): zero up to rounding at the round's equilibrium."""
+        plans = self.plans if plans is None else plans
+        br0 = self.form.best_response_value(0, plans[1], self.leaf_values)
+        br1 = self.form.best_response_value(1, plans[0], self.leaf_values)
         return br0 - self.value, br1 + self.value
 
     def leaf_probabilities(self) -> np.ndarray:
-        """Probability of reaching each leaf when both players follow the equilibrium."""
-        s = self.form.leaf_sequences
-        return self.form.leaf_weights * self.plans[0][s[:, 0]] * self.plans[1][s[:, 1]]
+        """Probability of reaching each leaf when both players play :attr:`strategy`."""
+        s, plans = self.form.leaf_sequences, self.strategy
+        return self.form.leaf_weights * plans[0][s[:, 0]] * plans[1][s[:, 1]]
 
 
 @dataclass
@@ -164,9 +190,12 @@ def solve(
     max_sweeps: int = 1000,
     max_repeats: int = 10_000,
     progress: bool = True,
+    ending: LoopEnding | None = None,
 ) -> StochasticSolution:
     """Value-iterate ``game`` until no round-state's value moves by more than ``tol``
-    (:func:`iterate`, which raises ``RuntimeError`` when that does not happen)."""
+    (:func:`iterate`, which raises ``RuntimeError`` when that does not happen), then solve
+    each round for its equilibrium; with ``ending``, also the plans to play that end the
+    loops (:func:`end_loops`, each round's ``played``)."""
     keys = list(game.keys())
     index = {k: i for i, k in enumerate(keys)}
     rounds = [_Round(game, k, index) for k in tqdm(keys, desc="building rounds", disable=not progress, leave=False)]
@@ -174,18 +203,107 @@ def solve(
         keys, lambda i, v: rounds[i].form.value(rounds[i].leaf_values(v)), tol, max_sweeps, max_repeats, progress
     )
     solutions = {}
-    for key, r in zip(keys, rounds):
+    for i, (key, r) in enumerate(zip(keys, rounds)):
         leaf_values = r.leaf_values(values)
         value, plan0, plan1 = r.form.solve(leaf_values)
-        solutions[key] = RoundSolution(value, r.form, leaf_values, (plan0, plan1))
+        loops = (r.next == i) & (r.sign > 0)
+        solutions[key] = RoundSolution(value, r.form, leaf_values, (plan0, plan1), loops)
+        if ending is not None:
+            solutions[key].played = end_loops(solutions[key], float(values[i]), ending)
     return StochasticSolution({k: float(values[i]) for k, i in index.items()}, solutions, sweeps)
+
+
+@dataclass(frozen=True)
+class LoopEnding:
+    """How :func:`end_loops` makes a round that can loop back to itself end: the ender's
+    round equilibrium mixed with weight ``weight`` with its optimal plan of the round whose
+    loop is paid ``1 - discount`` times the round's value; behaviour probabilities below
+    ``threshold`` (the LP's round-off) are set to 0 first. ``weight=0`` keeps the round's
+    equilibrium, cleaned of round-off."""
+
+    discount: float = 0.1
+    weight: float = 1e-10
+    threshold: float = 1e-6
+
+
+def clean_plan(form: SequenceForm, player: int, plan: np.ndarray, threshold: float) -> np.ndarray:
+    """``plan`` with every behaviour probability below ``threshold`` set to 0 and the rest
+    of its infoset scaled up (LP round-off of order 1e-11 would otherwise be read as a
+    strategy: see :func:`end_loops`)."""
+    actions = form.players[player].actions
+    probabilities = {}
+    for infostate, probs in form.behaviour(player, plan).items():
+        row = np.array([probs[a] for a in actions[infostate]])
+        row[row < threshold] = 0.0
+        probabilities[infostate] = row / row.sum()
+    return form.plan(player, probabilities)
+
+
+def stall_margin(
+    form: SequenceForm,
+    loops: np.ndarray,
+    leaf_values: np.ndarray,
+    ender: int,
+    base: np.ndarray,
+    plan: np.ndarray,
+    value: float,
+) -> float | None:
+    """How well ``plan`` of the ``ender`` does against the other player's pure strategies
+    that never end the round against ``base`` (every leaf they reach against it a loop):
+    the most such a strategy gets, ``A - value * q`` to the ender's opponent (``A`` its
+    round value over the leaves that leave the round, ``q`` the probability of leaving,
+    ``value`` the round-state's value to player 0), against ``plan``. Negative: every such
+    stall is ended by ``plan`` at a loss to the staller. ``None`` where there is no such
+    strategy."""
+    staller = 1 - ender
+    sign = 1.0 if staller == 0 else -1.0
+    s = form.leaf_sequences
+    ends_against_base = (form.leaf_weights * base[s[:, ender]] > 0) & ~loops
+    worth = np.where(loops, 0.0, sign * (leaf_values - value)) * form.leaf_weights * plan[s[:, ender]]
+    forbidden = 2.0 * (1.0 + np.abs(worth).sum())  # more than any strategy that avoids them can lose
+    best, _ = form.pure_best_response(staller, np.ones(len(worth)), worth - forbidden * ends_against_base)
+    return None if best <= -forbidden / 2 else best
+
+
+def end_loops(solution: RoundSolution, value: float, ending: LoopEnding) -> tuple[np.ndarray, np.ndarray]:
+    """The plans to play in a round-state worth ``value`` (to player 0) whose round is
+    ``solution``: both players' round equilibria cleaned of round-off (:func:`clean_plan`),
+    and, where the other player could stall the round against the player to whom the
+    round-state is worth more than a draw (the *ender*), the ender's mixed with weight
+    ``ending.weight`` with ``rho``, its optimal plan in the round whose loop is paid
+    ``(1 - ending.discount) * value``, halving the discount until ``rho`` ends every such
+    stall at a loss to the staller (:func:`stall_margin`). See :mod:`hiddenhand.solvers.spoof`
+    for why this makes the stationary strategies an equilibrium of the whole game to within
+    about ``weight`` times a constant."""
+    form, loops = solution.form, solution.loops
+    plans = [clean_plan(form, player, solution.plans[player], ending.threshold) for player in (0, 1)]
+    if ending.weight == 0 or abs(value) <= 1e-9 or loops is None or not loops.any():
+        return plans[0], plans[1]
+    ender = 0 if value > 0 else 1
+    if stall_margin(form, loops, solution.leaf_values, ender, plans[ender], plans[ender], value) is None:
+        return plans[0], plans[1]  # the equilibrium already ends the round against every reply
+    discount = ending.discount
+    for _ in range(40):
+        _, *ends = form.solve(np.where(loops, (1.0 - discount) * value, solution.leaf_values))
+        rho = clean_plan(form, ender, ends[ender], ending.threshold)
+        margin = stall_margin(form, loops, solution.leaf_values, ender, plans[ender], rho, value)
+        if margin is not None and margin < -1e-9:
+            break
+        discount /= 2.0
+    else:
+        raise RuntimeError(f"no plan of player {ender} ends every stall of the round worth {value}")
+    plans[ender] = (1.0 - ending.weight) * plans[ender] + ending.weight * rho
+    return plans[0], plans[1]
 
 
 __all__ = [
     "Continuation",
+    "LoopEnding",
     "RoundGame",
     "RoundSolution",
     "StochasticSolution",
+    "clean_plan",
+    "end_loops",
     "iterate",
     "solve",
     "two_player_continuation",
