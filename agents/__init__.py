@@ -14,6 +14,7 @@ from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, BidSpoofHeuris
 from hiddenhand.agents.egghead import BehaviouralAnalyst, NaiveDeducer
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
 from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+from hiddenhand.agents.network import NetworkAgent
 from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.agents.spoof import SpoofEquilibriumAgent, SpoofHeuristic
@@ -40,6 +41,10 @@ def load_agent(game: str, spec: str, params: dict | Rules | None = None, seed: i
 
     if is_ppo_dir(spec):
         return _check_saved(PPOAgent.load(spec, seed=seed), declared, rules, spec)
+    from hiddenhand.agents.network import is_network_dir
+
+    if is_network_dir(spec):  # the OpenSpiel baselines' agents (NFSP, PSRO)
+        return _check_saved(NetworkAgent.load(spec, seed=seed), declared, rules, spec)
     if _is_rllib_dir(spec):
         from hiddenhand.rllib import RLlibAgent  # needs Ray, installed with the agent's trainer
 
@@ -90,6 +95,7 @@ __all__ = [
     "GoofspielHeuristic",
     "GopsEquilibriumAgent",
     "NaiveDeducer",
+    "NetworkAgent",
     "PPOAgent",
     "PolicyAgent",
     "RandomAgent",
