@@ -32,7 +32,8 @@ both baselines share one policy between the seats, as our self-play learners do:
   off-diagonal entries, which leaves a zero-sum meta-game merely scaled but breaks a
   constant-sum one such as a Spoof round). Everything else is psro_v2's: the meta-solver
   (projected replicator dynamics, ``"prd"``, the PSRO paper's; ``"nash"`` would need cvxpy),
-  the training-strategy selector and the oracle's loop.
+  the training-strategy selector and the oracle's loop. (psro_v2 imports OpenSpiel's LP
+  solver, hence cvxpy, whichever meta-solver runs: :func:`train_psro` needs cvxpy installed.)
 
 **What PSRO's figure means.** PSRO's result is a *mixture* of its population: draw one
 policy per game with the meta-probabilities and play it throughout. The behaviour policy
@@ -233,7 +234,7 @@ def _copy_state(module) -> dict:
 class _Run:
     """A run's clock, curve, files and Ctrl-C handling, shared by both learners."""
 
-    def __init__(self, name: str, game, rules, steps: int, out: Path, measure_extra=None) -> None:
+    def __init__(self, name: str, game, rules, out: Path, measure_extra=None) -> None:
         self.name, self.declared, self.rules, self.out = name, game, rules, out
         self.curve: list[PPOPoint] = []
         self.extras: list[dict] = []
@@ -300,8 +301,8 @@ def _share_networks(agents) -> None:
         missing = [n for n in names if not hasattr(obj, n)]
         if missing:
             raise RuntimeError(
-                f"this OpenSpiel's pytorch NFSP has no {', '.join(missing)}: parameter sharing needs the layout of "
-                "open_spiel 1.6+ (pytorch/nfsp.py and dqn.py)"
+                f"this OpenSpiel's pytorch NFSP has no {', '.join(missing)}: parameter sharing was written for the "
+                "layout of open_spiel 2.0 (pytorch/nfsp.py and dqn.py)"
             )
     for other in agents[1:]:
         other._avg_network, other._optimizer = lead._avg_network, lead._optimizer
@@ -337,7 +338,7 @@ def train_nfsp(
     check_choice("optimizer", s.optimizer, ("sgd", "adam"))
     _check_learn_every(s.learn_every)
     params = rules.params
-    run = _Run("NFSP", declared, rules, steps, out)
+    run = _Run("NFSP", declared, rules, out)
     interrupted = False
     with keeping_global_rngs():  # OpenSpiel's agents draw from, and reseed, the global generators
         env = _environment(rules, seed)
@@ -432,8 +433,6 @@ class _Member:
     oracle's games, ``action_probabilities`` for the meta-game's, ``freeze``), acting for
     whichever seat is to move; counts the decisions it makes."""
 
-    output = "uniform"
-
     def _init(self, game, counter: _Counter) -> None:
         _policy_base().__init__(self, game, list(range(game.num_players())))
         self._frozen, self._counter = True, counter
@@ -493,8 +492,6 @@ def _member_classes():
         """A best response trained by OpenSpiel's PyTorch DQN (psro_v2's ``DQNPolicy``): while
         training it plays the seat ``self.seat`` through the DQN (exploring, learning); frozen,
         it plays greedily on its Q-values in any seat."""
-
-        output = "q_greedy"
 
         def __init__(self, env, player_id: int, counter: _Counter, make_dqn: Callable, **unused) -> None:
             self._init(env.game, counter)
@@ -666,6 +663,15 @@ def train_psro(
     from open_spiel.python.pytorch import dqn
 
     declared, rules, steps, eval_every, out = _prepare(game, game_kwargs, steps, eval_every, out_dir)
+    try:
+        from open_spiel.python.algorithms.psro_v2 import psro_v2  # noqa: F401
+    except ModuleNotFoundError as err:
+        if err.name != "cvxpy":
+            raise
+        raise ImportError(
+            "OpenSpiel's psro_v2 imports its LP solver, hence cvxpy, even for meta-solvers that do not use it: "
+            "pip install cvxpy (hiddenhand[all] has it)"
+        ) from err
     if rules.num_players != 2:
         raise ValueError(f"PSRO here is for two-player games; {rules!r} has {rules.num_players} players")
     s = settings or psro_settings_for(declared.name)
@@ -742,7 +748,7 @@ def train_psro(
                 "meta_strategy": weights.tolist(),
             }
 
-        run = _Run("PSRO", declared, rules, steps, out, measure_extra=extra)
+        run = _Run("PSRO", declared, rules, out, measure_extra=extra)
         bar = tqdm(total=steps, desc=f"PSRO on {rules.name}", disable=not progress, unit="step")
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its configuration
