@@ -122,14 +122,15 @@ class NetworkAgent(Agent):
         self.weights = weights / weights.sum()
         self.outputs = [m.output for m in members]
         self.nets = []
-        for member in members:
-            if member.state_dict is None:
-                self.nets.append(None)
-                continue
-            net = mlp(self.input_size, self.hidden, self.num_actions)
-            net.load_state_dict({k: torch.as_tensor(v) for k, v in member.state_dict.items()})
-            net.eval()
-            self.nets.append(net)
+        with torch.random.fork_rng(devices=[]):  # the layers' initial draws leave torch's generator as it was
+            for member in members:
+                if member.state_dict is None:
+                    self.nets.append(None)
+                    continue
+                net = mlp(self.input_size, self.hidden, self.num_actions)
+                net.load_state_dict({k: torch.as_tensor(v) for k, v in member.state_dict.items()})
+                net.eval()
+                self.nets.append(net)
         markov = self.params.get("observation") == "markov"
         self.uses_score = self.uses_history = not markov
 
