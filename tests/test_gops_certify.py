@@ -1,5 +1,6 @@
-"""Certifying Goofspiel solutions (``hiddenhand.solvers.gops_certify``) and the bulk strategy
-table, held to the reference dynamic programme over hands and to per-position queries."""
+"""Certifying Goofspiel solutions (``hiddenhand.solvers.gops_certify``), with and without the
+stored optimal bases, and the bulk strategy table, held to the reference dynamic programme
+over hands, to the simplex and to per-position queries."""
 
 import itertools
 
@@ -8,10 +9,10 @@ import pytest
 
 from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.cli import main
-from hiddenhand.solvers.gops import GopsSolution, pattern_of, solve
+from hiddenhand.solvers.gops import GopsSolution, _save_level, pattern_of, solve
 from hiddenhand.solvers.gops_best_response import exploitability
 from hiddenhand.solvers.gops_certify import certify
-from hiddenhand.solvers.matrix_game import solve_game
+from hiddenhand.solvers.matrix_game import solve_game, strategies_from_basis, value_and_basis
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +126,111 @@ def test_certify_command(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["solve", "goofspiel", "--cards", "5", "--load", path])
     assert "pass --cards 4" in capsys.readouterr().err
+
+
+def rebuilt(m: np.ndarray, mask: int):
+    k = m.shape[0]
+    x = np.empty(k)
+    ok, lower, upper = strategies_from_basis(
+        m, mask, x, np.empty((k, k)), np.empty(k), np.empty(k), np.empty(3 * k, dtype=np.int64)
+    )
+    return ok, lower, upper, x
+
+
+def test_a_stored_basis_gives_back_the_simplex_strategy(rng):
+    """Random square games, many with tied rows and columns (degenerate bases): the value
+    is the simplex's to the bit, the strategy rebuilt from the basis is the simplex's row
+    strategy, and the bracket it proves holds the value."""
+    for _ in range(400):
+        k = int(rng.integers(1, 10))
+        m = rng.integers(-3, 4, size=(k, k)) * rng.choice([1.0, 0.37, 13.0]) + rng.choice([0.0, 1e-13], size=(k, k))
+        value, mask = value_and_basis(m, np.empty((k + 1, 2 * k + 1)), np.empty(k, dtype=np.int64))
+        expected, x0, _ = solve_game(m)
+        assert value == expected
+        assert bin(mask).count("1") % 2 == 0 and mask < 1 << (2 * k)
+        ok, lower, upper, x = rebuilt(m, mask)
+        assert ok and lower - 1e-12 <= value <= upper + 1e-12
+        np.testing.assert_allclose(x, np.maximum(x0, 0) / np.maximum(x0, 0).sum(), rtol=0, atol=1e-9)
+
+
+def test_a_wrong_basis_is_not_trusted():
+    """Matching pennies: its only equilibrium mixes both rows, so neither pure basis nor a
+    mask with unequal sides proves anything; the full basis does."""
+    m = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    assert not rebuilt(m, 0b0101)[0]  # row 0 against column 0: a pure "saddle" it is not
+    assert not rebuilt(m, 0b0111)[0]  # two rows, one column
+    assert not rebuilt(m, 0)[0]
+    ok, lower, upper, x = rebuilt(m, 0b1111)
+    assert ok and lower == pytest.approx(0.0) and upper == pytest.approx(0.0)
+    np.testing.assert_allclose(x, [0.5, 0.5])
+
+
+@pytest.fixture(scope="module")
+def with_bases(tmp_path_factory):
+    """Solutions of 2 to 8 cards solved again, writing their bases: ``{n: (solution, folder)}``."""
+    out = {}
+    for n in range(2, 9):
+        folder = tmp_path_factory.mktemp(f"bases{n}")
+        out[n] = (solve(n, progress=False, bases=folder), folder)
+    return out
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+def test_certifying_from_bases_is_certifying_by_the_simplex(n, solutions, with_bases):
+    solution, folder = with_bases[n]
+    for mine, theirs in zip(solution.levels, solutions[n].levels):
+        np.testing.assert_array_equal(mine, theirs)  # recording the bases changes no value
+    found = certify(solution, progress=False, bases=folder)
+    assert found.levels_from_bases == tuple(range(1, n + 1)) and found.re_solved == 0
+    assert found.exploitability == pytest.approx(certify(solution, progress=False).exploitability, abs=1e-12)
+    assert abs(found.exploitability) < 1e-9 and found.residual < 1e-12
+
+
+def test_damaged_bases_cost_time_not_correctness(solutions, with_bases, tmp_path):
+    """Random masks in place of level 6's: the games whose mask proves nothing are
+    re-solved, and the certificate is the simplex's, on the exact and on a disturbed
+    solution alike."""
+    solution, folder = with_bases[7]
+    file = folder / "bases_06.npy"
+    masks = np.load(file)
+    np.save(file, np.random.default_rng(1).integers(0, 1 << 12, masks.shape, dtype=np.uint32))
+    try:
+        found = certify(solution, progress=False, bases=folder)
+    finally:
+        np.save(file, masks)
+    assert found.re_solved > masks.size // 2
+    assert abs(found.exploitability) < 1e-9 and found.residual < 1e-12
+
+
+def test_bases_of_another_solution_are_refused(solutions, with_bases, tmp_path):
+    _, folder = with_bases[6]
+    with pytest.raises(ValueError, match="another solve"):
+        certify(noised(solutions[6], 3), progress=False, bases=folder)
+    with pytest.raises(ValueError, match="6-card solve"):
+        certify(solutions[5], progress=False, bases=folder)
+    with pytest.raises(ValueError, match="does not exist"):
+        certify(solutions[5], progress=False, bases=tmp_path / "nowhere")
+
+
+def test_levels_resumed_from_a_checkpoint_have_no_bases(tmp_path):
+    """A solve interrupted after level 4 (its checkpoint holds levels 1 to 4) and resumed
+    with bases writes them for levels 5 and 6 only; the certificate re-solves the first
+    four and is still exact."""
+    full = solve(6, progress=False)
+    ckpt = tmp_path / "resume"
+    ckpt.mkdir()
+    for k in range(1, 5):
+        _save_level(ckpt, k, full.levels[k], 6)
+    resumed = solve(6, progress=False, checkpoint=ckpt, bases=tmp_path / "b")
+    found = certify(resumed, progress=False, bases=tmp_path / "b")
+    assert found.levels_from_bases == (5, 6) and found.re_solved == 0
+    assert abs(found.exploitability) < 1e-9
+
+
+def test_certify_command_with_bases(capsys, tmp_path):
+    path, folder = str(tmp_path / "g5.npz"), str(tmp_path / "bases")
+    assert main(["solve", "goofspiel", "--cards", "5", "--bases", folder, "--out", path]) == 0
+    capsys.readouterr()
+    assert main(["solve", "goofspiel", "--cards", "5", "--load", path, "--bases", folder, "--certify"]) == 0
+    out = capsys.readouterr().out
+    assert "rebuilt from the stored bases of 5 of 5 levels, 0 games re-solved" in out

@@ -20,8 +20,10 @@ of threads (the kernel releases the GIL).
 Strategies are not stored: :meth:`GopsSolution.strategy` re-solves the one matrix game
 of a state from the stored values of the level below, and
 :meth:`GopsSolution.strategy_table` re-solves a whole level's in the same compiled kernels.
-:mod:`hiddenhand.solvers.gops_certify` re-solves every level once more to certify the
-solution (its exact exploitability and how far the stored values are from a fixed point).
+:mod:`hiddenhand.solvers.gops_certify` certifies the solution (its exact exploitability
+and how far the stored values are from a fixed point), from the optimal basis of every
+matrix game when the solve wrote them (``bases``: :mod:`hiddenhand.solvers.gops_bases`),
+otherwise by re-solving every level once more.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ from hiddenhand.files import (
     remove_stale_temps,
     save_npz,
 )
+from hiddenhand.solvers import gops_bases
 from hiddenhand.solvers.gops_best_response import best_response_value, exploitability
-from hiddenhand.solvers.matrix_game import game_value, solve_game, solve_into
+from hiddenhand.solvers.matrix_game import solve_game, solve_into, value_and_basis
 from hiddenhand.validation import check_int
 
 FORMAT_VERSION = 1
@@ -209,16 +212,22 @@ def scratch(k):
 
 
 @njit(nogil=True)
-def _solve_level(win, child, prize_values, prize_child, below, out, start, stop):
-    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``."""
+def _solve_level(win, child, prize_values, prize_child, below, out, bases, start, stop):
+    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``;
+    when ``bases`` is not empty, each matrix game's optimal basis
+    (:func:`~hiddenhand.solvers.matrix_game.value_and_basis`) into ``bases[p, q, u]``."""
     k = win.shape[1]
     m, tableau, basis, _, _ = scratch(k)
+    keep = bases.shape[0] > 0
     for p in range(start, stop):
         for q in range(prize_values.shape[0]):
             total = 0.0
             for u in range(k):
                 fill_matrix(m, win, child, below, p, prize_values[q, u], prize_child[q, u])
-                total += game_value(m, tableau, basis)
+                value, mask = value_and_basis(m, tableau, basis)
+                total += value
+                if keep:
+                    bases[p, q, u] = mask
             out[p, q] = total / k
 
 
@@ -484,6 +493,7 @@ def solve(
     workers: int | None = None,
     progress: bool = True,
     checkpoint: str | os.PathLike | None = None,
+    bases: str | os.PathLike | None = None,
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
@@ -493,11 +503,17 @@ def solve(
     are memory-mapped from it rather than held in memory. It is checked writable before any
     work (hours of it, at 13 cards), and a resume deletes the temporary files that killed
     writes left in it.
+    ``bases``: a directory where the optimal basis of every matrix game is written, level by
+    level (:mod:`hiddenhand.solvers.gops_bases`), for a certificate cheaper than the solve;
+    levels resumed from ``checkpoint`` get none.
     """
     n = check_int("num_cards", num_cards, 1, 13)
     workers = check_workers(workers)
     indexer = Indexer(n)
     folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
+    basis_folder = check_writable(bases, "bases directory", kind="dir") if bases is not None else None
+    if basis_folder is not None:
+        basis_folder.mkdir(parents=True, exist_ok=True)
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         levels = _load_checkpoint(folder, indexer, n)
@@ -514,12 +530,17 @@ def solve(
             level = indexer.level(k)
             out = np.empty(indexer.shape(k))
             below = np.ascontiguousarray(levels[k - 1])
+            masks = np.empty((*out.shape, k) if basis_folder else (0, 0, 0), dtype=np.uint32)
 
             def run(start: int, stop: int) -> int:
-                _solve_level(level.win, level.child, level.prize_values, level.prize_child, below, out, start, stop)
+                _solve_level(
+                    level.win, level.child, level.prize_values, level.prize_child, below, out, masks, start, stop
+                )
                 return (stop - start) * out.shape[1] * k
 
             run_level(pool, workers, len(level.patterns), run, bar)
+            if basis_folder is not None:
+                gops_bases.save_level(basis_folder, k, masks, below, n)
             levels.append(_save_level(folder, k, out, n) if folder is not None else out)
             seconds[k] = time.perf_counter() - started
     return GopsSolution(n, levels, seconds)
@@ -536,20 +557,22 @@ def report(
     checkpoint: str | None = None,
     load: str | None = None,
     certify: bool = False,
+    bases: str | None = None,
 ) -> str:
     """``hiddenhand solve goofspiel``: solve ``rules``' number of cards (or ``load`` a saved
     solution of it) and show the first-move table as the published solution does (rows
     bids, columns upcards; ``*`` marks the parity carrying more probability in each column),
     or as CSV; save the solution to ``out``; with ``certify``, add the equilibrium's exact
     exploitability and the values' fixed-point residual
-    (:func:`hiddenhand.solvers.gops_certify.certify`)."""
+    (:func:`hiddenhand.solvers.gops_certify.certify`). ``bases``: a directory the solve
+    writes every matrix game's optimal basis to, and the certificate reads them from."""
     n = rules.params["num_cards"]
     start = time.perf_counter()
     if load is not None:
         solution = _load_for_report(load, n, checkpoint)
         origin, made = f"loaded from {load}", f"the solution was loaded from {load}"
     else:
-        solution = solve(n, workers=workers, checkpoint=checkpoint)
+        solution = solve(n, workers=workers, checkpoint=checkpoint, bases=bases)
         seconds = time.perf_counter() - start
         origin, made = f"solved in {seconds:.2f} s", f"the solve took {seconds:.2f} s"
     table = solution.first_move_table()
@@ -565,7 +588,7 @@ def report(
         lines.append("odd " + "".join(f"{p:>6.3f}" + ("*" if p > q else " ") for p, q in zip(odd, even)))
         lines.append("even" + "".join(f"{q:>6.3f}" + ("*" if q > p else " ") for p, q in zip(odd, even)))
     if certify:
-        lines += _certificate_lines(solution, workers, made)
+        lines += _certificate_lines(solution, workers, made, bases)
     if out:
         lines.append(f"saved to {solution.save(out)}")
     return "\n".join(lines)
@@ -583,12 +606,20 @@ def _load_for_report(path: str, num_cards: int, checkpoint: str | None) -> GopsS
     return GopsSolution.load(path, num_cards)
 
 
-def _certificate_lines(solution: GopsSolution, workers: int | None, made: str) -> list[str]:
+def _certificate_lines(solution: GopsSolution, workers: int | None, made: str, bases: str | None) -> list[str]:
     from hiddenhand.solvers.gops_certify import certify  # a lazy import: that module builds on this one
 
-    found = certify(solution, workers=workers)
+    found = certify(solution, workers=workers, bases=bases)
+    n = solution.num_cards
+    how = (
+        f"strategies rebuilt from the stored bases of {len(found.levels_from_bases)} of {n} levels, "
+        f"{found.re_solved} games re-solved"
+        if found.levels_from_bases
+        else "every game re-solved"
+    )
     return [
-        f"exploitability of the equilibrium: {found.exploitability:.3g} (certified in {found.seconds:.2f} s; {made})",
+        f"exploitability of the equilibrium: {found.exploitability:.3g} (certified in {found.seconds:.2f} s, {how}; "
+        f"{made})",
         f"fixed-point residual of the values: {found.residual:.3g} (largest |value - mean over upcards of its "
         "matrix game's value|)",
     ]
