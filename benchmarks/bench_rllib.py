@@ -25,7 +25,8 @@ def main() -> None:
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance (default 2)")
     args = parser.parse_args()
 
-    from hiddenhand.training.rllib_train import start_ray, train_rllib
+    from hiddenhand.ray_cluster import start_ray
+    from hiddenhand.training.rllib_train import train_rllib
 
     start_ray(num_cpus=args.cpus)
     import torch

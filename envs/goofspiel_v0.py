@@ -225,6 +225,12 @@ GAME = Game(
                 "13): the solve writes it, --certify reads it and rebuilds each strategy without the simplex",
                 path="dir",
             ),
+            "ray": Option(
+                "solve each level's patterns as Ray tasks (pip install 'hiddenhand[ray]'): the same values bit for "
+                "bit as threads, on a local instance (127.0.0.1) or the cluster at --address; pays across machines",
+                default=False,
+            ),
+            "address": Option("with --ray: the Ray cluster to join (ray start --head prints it), e.g. 10.0.0.1:6379"),
         },
         description="Solve two-player Goofspiel (point difference, random prize order, bids revealed) by LP "
         "backward induction and print the first-move table as the published solution does: rows are bids, "

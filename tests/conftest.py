@@ -3,6 +3,7 @@ once as the module ``kuhn_poker`` so that it is registered, and held to the conf
 suite, like our own games."""
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -80,3 +81,18 @@ def pytest_addoption(parser):
     parser.addoption(
         "--update-playthroughs", action="store_true", help="rewrite tests/playthroughs/ from the current code"
     )
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    """A local Ray instance for one test module: 127.0.0.1, usage statistics off, two CPUs,
+    shut down at the end."""
+    from hiddenhand.ray_cluster import start_ray
+
+    start_ray(num_cpus=2)  # before Ray is imported: it reads the single-machine switch then
+    import ray
+
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+    assert [node["NodeManagerAddress"] for node in ray.nodes()] == ["127.0.0.1"]
+    yield ray
+    ray.shutdown()

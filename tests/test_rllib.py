@@ -4,7 +4,6 @@ the saved agent reloads and measures as trained, and an env made inside a Ray wo
 A local Ray instance on 127.0.0.1, usage statistics off, two CPUs, shut down at the end."""
 
 import importlib.util
-import os
 
 import numpy as np
 import pytest
@@ -21,19 +20,6 @@ SMALL = {
     "bid_spoof": {"num_players": 2, "coins": 2, "observation": "markov"},
     "egghead": {"num_players": 3, "target_score": 2},
 }
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    from hiddenhand.training.rllib_train import start_ray
-
-    start_ray(num_cpus=2)  # before Ray is imported: it reads the single-machine switch then
-    import ray
-
-    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
-    assert [node["NodeManagerAddress"] for node in ray.nodes()] == ["127.0.0.1"]
-    yield ray
-    ray.shutdown()
 
 
 def _decision_observations(rules, count: int, seed: int = 0):

@@ -18,7 +18,6 @@ have to keep in step with Ray; MMD runs in :mod:`.selfplay`.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -28,35 +27,10 @@ from tqdm.auto import tqdm
 
 from hiddenhand.files import atomic_write
 from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.ray_cluster import start_ray
 from hiddenhand.registry import get
 from hiddenhand.training.ppo import PPOPoint, write_curve
 from hiddenhand.validation import check_int
-
-
-def start_ray(address: str | None = None, num_cpus: int | None = None) -> None:
-    """Join the cluster at ``address``, or start a local instance bound to 127.0.0.1 with
-    usage statistics off (``num_cpus``: at most that many CPUs). Nothing else is ever contacted.
-
-    Ray replaces a local ``127.0.0.1`` by the machine's address unless it runs in its
-    single-machine mode, which ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` selects; Ray reads it
-    when imported, so call this before anything imports Ray (:func:`train_rllib` does)."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address is None:
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    import ray
-
-    if ray.is_initialized():
-        return
-    if address is not None:
-        ray.init(address=address, log_to_driver=False)
-    else:
-        ray.init(
-            address="local",
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            log_to_driver=False,
-        )
 
 
 def train_rllib(
@@ -133,4 +107,4 @@ def train_rllib(
     return curve
 
 
-__all__ = ["start_ray", "train_rllib"]
+__all__ = ["train_rllib"]

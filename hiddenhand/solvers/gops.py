@@ -212,7 +212,7 @@ def scratch(k):
 
 
 @njit(nogil=True)
-def _solve_level(win, child, prize_values, prize_child, below, out, bases, start, stop):
+def solve_patterns(win, child, prize_values, prize_child, below, out, bases, start, stop):
     """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``;
     when ``bases`` is not empty, each matrix game's optimal basis
     (:func:`~hiddenhand.solvers.matrix_game.value_and_basis`) into ``bases[p, q, u]``."""
@@ -494,6 +494,8 @@ def solve(
     progress: bool = True,
     checkpoint: str | os.PathLike | None = None,
     bases: str | os.PathLike | None = None,
+    ray: bool = False,
+    address: str | None = None,
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
@@ -506,8 +508,15 @@ def solve(
     ``bases``: a directory where the optimal basis of every matrix game is written, level by
     level (:mod:`hiddenhand.solvers.gops_bases`), for a certificate cheaper than the solve;
     levels resumed from ``checkpoint`` get none.
+    ``ray``: run each level's patterns as Ray tasks (:mod:`hiddenhand.solvers.gops_ray`) on
+    the cluster at ``address`` (default: a local instance on 127.0.0.1) instead of threads;
+    the values are the same bit for bit.
     """
     n = check_int("num_cards", num_cards, 1, 13)
+    if ray and workers is not None:
+        raise ValueError(f"workers={workers} sets threads; with ray, each CPU of the cluster runs one task at a time")
+    if address is not None and not ray:
+        raise ValueError(f"address={address!r} names a Ray cluster: it needs ray=True (--ray)")
     workers = check_workers(workers)
     indexer = Indexer(n)
     folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
@@ -523,6 +532,10 @@ def solve(
     done = sum(indexer.lps(k) for k in range(1, len(levels)))
     seconds: dict[int, float] = {}
     bar = tqdm(total=total, initial=done, unit="LP", unit_scale=True, disable=not progress, desc=f"GOPS {n}")
+    if ray:
+        from hiddenhand.solvers.gops_ray import RayLevels  # Ray is an optional extra
+
+        cluster = RayLevels(address)
     with bar, ThreadPoolExecutor(max_workers=workers) as pool:
         for k in range(len(levels), n + 1):
             started = time.perf_counter()
@@ -533,12 +546,15 @@ def solve(
             masks = np.empty((*out.shape, k) if basis_folder else (0, 0, 0), dtype=np.uint32)
 
             def run(start: int, stop: int) -> int:
-                _solve_level(
+                solve_patterns(
                     level.win, level.child, level.prize_values, level.prize_child, below, out, masks, start, stop
                 )
                 return (stop - start) * out.shape[1] * k
 
-            run_level(pool, workers, len(level.patterns), run, bar)
+            if ray:
+                cluster.solve_level(level, below, out, masks, bar)
+            else:
+                run_level(pool, workers, len(level.patterns), run, bar)
             if basis_folder is not None:
                 gops_bases.save_level(basis_folder, k, masks, below, n)
             levels.append(_save_level(folder, k, out, n) if folder is not None else out)
@@ -558,6 +574,8 @@ def report(
     load: str | None = None,
     certify: bool = False,
     bases: str | None = None,
+    ray: bool = False,
+    address: str | None = None,
 ) -> str:
     """``hiddenhand solve goofspiel``: solve ``rules``' number of cards (or ``load`` a saved
     solution of it) and show the first-move table as the published solution does (rows
@@ -565,14 +583,15 @@ def report(
     or as CSV; save the solution to ``out``; with ``certify``, add the equilibrium's exact
     exploitability and the values' fixed-point residual
     (:func:`hiddenhand.solvers.gops_certify.certify`). ``bases``: a directory the solve
-    writes every matrix game's optimal basis to, and the certificate reads them from."""
+    writes every matrix game's optimal basis to, and the certificate reads them from;
+    ``ray``, ``address``: solve on Ray (:func:`solve`)."""
     n = rules.params["num_cards"]
     start = time.perf_counter()
     if load is not None:
         solution = _load_for_report(load, n, checkpoint)
         origin, made = f"loaded from {load}", f"the solution was loaded from {load}"
     else:
-        solution = solve(n, workers=workers, checkpoint=checkpoint, bases=bases)
+        solution = solve(n, workers=workers, checkpoint=checkpoint, bases=bases, ray=ray, address=address)
         seconds = time.perf_counter() - start
         origin, made = f"solved in {seconds:.2f} s", f"the solve took {seconds:.2f} s"
     table = solution.first_move_table()
