@@ -16,7 +16,7 @@ from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns, solve
-from hiddenhand.solvers.matrix_game import solve_game
+from hiddenhand.solvers.matrix_game import _error, solve_game
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gops_first_move_n5.csv"
 
@@ -94,6 +94,24 @@ def test_round_off_regression():
         ]
     )
     assert solve_game(m)[0] == pytest.approx(highs_value(m), abs=1e-9)
+
+
+def test_a_wrecked_tableau_has_an_infinite_error():
+    """Round-off can leave a tableau whose row strategy (the slacks' reduced costs) is all
+    negative, or whose objective is not positive: the check must call that answer
+    infinitely wrong, so that the simplex tries again, rather than divide by zero (which
+    stopped a 13-card solve at level 8)."""
+    m = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    tableau = np.zeros((3, 5))
+    basis = np.array([0, 1])
+    tableau[:2, 4] = 0.25
+    tableau[2, 4] = 0.5
+    tableau[2, 2:4] = [-0.1, -0.2]  # no row strategy
+    assert _error(m, 2.0, tableau, basis) == np.inf
+    tableau[2, 2:4] = [0.25, 0.25]
+    assert _error(m, 2.0, tableau, basis) < 1e-12  # the true answer: both players mix evenly
+    tableau[2, 4] = 0.0
+    assert _error(m, 2.0, tableau, basis) == np.inf
 
 
 def test_published_five_card_table(solutions):

@@ -155,13 +155,18 @@ def _error(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray) 
     column strategy concedes (see :func:`solve_into` for where they are read). Both are
     made mixed strategies first (negative round-off dropped, normalised), so that the two
     bound the game's true value: a corrupted tableau can hold "strategies" with negative
-    entries that would vouch for any value."""
+    entries that would vouch for any value, or none at all (every entry negative: an
+    infinite error, where dividing by their sum stopped a 13-card solve at level 8)."""
     rows, cols = m.shape
     width = cols + rows + 1
+    if not tableau[rows, width - 1] > 0.0:
+        return np.inf
     value = 1.0 / tableau[rows, width - 1] - shift
     mass = 0.0
     for i in range(rows):
         mass += max(tableau[rows, cols + i], 0.0)
+    if not mass > 0.0:  # no row strategy at all: a tableau that round-off wrecked
+        return np.inf
     guaranteed = np.inf
     for j in range(cols):
         total = 0.0
@@ -172,6 +177,8 @@ def _error(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray) 
     for r in range(rows):
         if basis[r] < cols:
             mass += max(tableau[r, width - 1], 0.0)
+    if not mass > 0.0:
+        return np.inf
     conceded = -np.inf
     for i in range(rows):
         total = 0.0
