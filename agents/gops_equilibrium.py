@@ -9,7 +9,7 @@ import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, position_keys
-from hiddenhand.envs.goofspiel_v0 import SOLVED, unsolved
+from hiddenhand.envs.goofspiel_v0 import SOLVED, SOLVED_SCORINGS, unsolved
 from hiddenhand.files import read_npz_meta
 from hiddenhand.solvers.gops import GopsSolution, pattern_of, solve
 
@@ -21,7 +21,9 @@ def check_solved_game(rules: GoofspielRules) -> None:
     """Refuse a Goofspiel configuration other than the one the exact solver solves."""
     differs = unsolved(rules)
     if differs:
-        raise ValueError(f"the exact equilibrium is of the game {SOLVED}; this one has {differs}")
+        raise ValueError(
+            f"the exact equilibrium is of the game {SOLVED} (scoring: any of {SOLVED_SCORINGS}); this one has {differs}"
+        )
 
 
 def load_solution_agent(path, rules: GoofspielRules | None, seed: int | None = None) -> GopsEquilibriumAgent | None:
@@ -31,29 +33,31 @@ def load_solution_agent(path, rules: GoofspielRules | None, seed: int | None = N
     if path.suffix != ".npz" or not path.is_file():
         return None
     try:
-        cards = read_npz_meta(path).get("num_cards")
+        meta = read_npz_meta(path)
     except ValueError:
         return None
+    cards, scoring = meta.get("num_cards"), meta.get("scoring", GopsSolution.scoring)
     if cards is None:
         return None
-    rules = rules if rules is not None else GoofspielRules(num_cards=cards)
+    rules = rules if rules is not None else GoofspielRules(num_cards=cards, scoring=scoring)
     if rules.params["num_cards"] != cards:
         raise ValueError(f"{path} solves {cards} cards; the game has {rules.params['num_cards']}")
     return GopsEquilibriumAgent(rules, GopsSolution.load(path), seed=seed)
 
 
 @lru_cache(maxsize=4)
-def cached_solution(num_cards: int) -> GopsSolution:
+def cached_solution(num_cards: int, scoring: str = GopsSolution.scoring) -> GopsSolution:
     """The solution of ``num_cards`` Goofspiel, solved once per process (seconds up to 10 cards)."""
-    return solve(num_cards, progress=False)
+    return solve(num_cards, progress=False, scoring=scoring)
 
 
 class GopsEquilibriumAgent(Agent):
     """Plays the equilibrium mixed bid of the current position.
 
-    It is the equilibrium of the two-player game with point-difference scoring, random
-    prize order and revealed bids; it needs the opponent's hand, so it refuses other rules
-    and hidden-bids observations. ``rules`` may be given as the number of cards.
+    It is the equilibrium of the two-player game with point-difference or win/loss scoring
+    (as ``rules`` says; under win/loss it reads the score), random prize order and revealed
+    bids; it needs the opponent's hand, so it refuses other rules and hidden-bids
+    observations. ``rules`` may be given as the number of cards (point difference).
     ``solution`` defaults to solving the game once per process (seconds up to
     :data:`IN_PROCESS_SOLVE_LIMIT` cards; larger games need a saved solution file).
     """
@@ -68,13 +72,17 @@ class GopsEquilibriumAgent(Agent):
         rules = GoofspielRules(num_cards=rules) if isinstance(rules, (int, np.integer)) else rules
         check_solved_game(rules)
         self.num_cards = rules.params["num_cards"]
+        self.scoring = rules.scoring
+        self.uses_score = self.scoring == "win_loss"  # the score is part of the position then
         if solution is None:
             if self.num_cards > IN_PROCESS_SOLVE_LIMIT:
                 raise ValueError(
                     f"solving {self.num_cards} cards takes long: run `hiddenhand solve goofspiel --cards "
                     f"{self.num_cards} --out gops{self.num_cards}.npz` once, then pass the file as the agent"
                 )
-            solution = cached_solution(self.num_cards)
+            solution = cached_solution(self.num_cards, self.scoring)
+        if solution.scoring != self.scoring:
+            raise ValueError(f"the solution is scored {solution.scoring}; the game is scored {self.scoring}")
         self.solution = solution
         self._tables: dict[int, np.ndarray] = {}
         if self.solution.num_cards != self.num_cards:
@@ -90,7 +98,11 @@ class GopsEquilibriumAgent(Agent):
         if view.num_players != 2 or not view.reveal_bids:
             raise ValueError("the equilibrium is for two players with revealed bids (reveal_bids=True)")
         prizes = view.prizes_to_come + (view.prize,)
-        mine, _ = self.solution.strategy(view.hand, view.others_hands[0], prizes, view.prize)
+        if self.uses_score:
+            diff = view.points[0] - view.points[1]
+            mine, _ = self.solution.strategy(view.hand, view.others_hands[0], prizes, view.prize, diff)
+        else:
+            mine, _ = self.solution.strategy(view.hand, view.others_hands[0], prizes, view.prize)
         probs = np.zeros(self.num_cards)
         for card, prob in mine.items():
             probs[card - 1] = prob
@@ -100,7 +112,10 @@ class GopsEquilibriumAgent(Agent):
         """The equilibrium at many positions at once, read from the solution's strategy
         tables (:meth:`~hiddenhand.solvers.gops.GopsSolution.strategy_table`, one per hand
         size, computed on first use and kept): exact exploitability and exact values ask
-        about every position of the game, millions from 8 cards."""
+        about every position of the game, millions from 8 cards. Under win/loss the score
+        is part of the position, and each observation is answered by :meth:`policy`."""
+        if self.uses_score:
+            return super().policy_batch(observations)
         vectors = np.asarray(observations["observation"])
         n = self.num_cards
         keys = position_keys(vectors, n, score=False)  # prize, own hand, the other's hand
@@ -130,7 +145,8 @@ class GopsEquilibriumAgent(Agent):
         return self.solution.indexer.patterns(k)[pattern_of(_cards_of(pair >> 16), _cards_of(pair & 0xFFFF))]
 
     def __repr__(self) -> str:
-        return f"GopsEquilibriumAgent(num_cards={self.num_cards})"
+        scoring = "" if self.scoring == GopsSolution.scoring else f", scoring={self.scoring!r}"
+        return f"GopsEquilibriumAgent(num_cards={self.num_cards}{scoring})"
 
 
 def _cards_of(mask: int) -> tuple[int, ...]:

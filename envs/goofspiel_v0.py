@@ -142,12 +142,19 @@ env, parallel_env = env_factories(raw_env)
 
 
 SOLVED = {"num_players": 2, "prize_order": "random", "scoring": "point_difference", "reveal_bids": True}
-"""The configuration the exact solver covers (with any number of cards)."""
+"""The configuration the exact solver covers (with any number of cards), scored as here or
+as in :data:`SOLVED_SCORINGS`."""
+SOLVED_SCORINGS = ("point_difference", "win_loss")
 
 
 def unsolved(rules: GoofspielRules) -> dict:
-    """The parameters of ``rules`` that differ from :data:`SOLVED` (empty: the solver covers it)."""
-    return {k: rules.params[k] for k, v in SOLVED.items() if rules.params[k] != v}
+    """The parameters of ``rules`` that differ from :data:`SOLVED` other than a scoring of
+    :data:`SOLVED_SCORINGS` (empty: the solver covers it)."""
+    return {
+        k: rules.params[k]
+        for k, v in SOLVED.items()
+        if rules.params[k] != v and not (k == "scoring" and rules.params[k] in SOLVED_SCORINGS)
+    }
 
 
 def _solved(rules: GoofspielRules) -> bool:
@@ -156,10 +163,11 @@ def _solved(rules: GoofspielRules) -> bool:
 
 def _exploitability(rules: GoofspielRules, agent):
     """Over positions for a Markov agent (seconds at 8 cards, minutes at 10), else the dynamic
-    programme over histories (minutes from 6 cards for an agent that reads the score)."""
+    programme over histories (minutes from 6 cards for an agent that reads the score; always
+    for win/loss scoring, where the score is part of every state)."""
     from hiddenhand.solvers import gops_best_response, gops_markov
 
-    if gops_markov.is_markov(agent):
+    if gops_markov.is_markov(agent) and rules.scoring == "point_difference":
         return gops_markov.exploitability(agent, rules)
     return gops_best_response.exploitability_report(agent, rules)
 
@@ -167,7 +175,7 @@ def _exploitability(rules: GoofspielRules, agent):
 LEVELS = ("easy", "medium", "hard")
 """The heuristic's levels (:class:`hiddenhand.agents.GoofspielHeuristic`)."""
 
-_SOLVED = "two players, point difference, random prize order, bids revealed"
+_SOLVED = "two players, point difference or win/loss, random prize order, bids revealed"
 
 GAME = Game(
     name="goofspiel",
@@ -203,7 +211,7 @@ GAME = Game(
         "hiddenhand.solvers.gops:report",
         _solved,
         _SOLVED,
-        parameters=("num_cards",),
+        parameters=("num_cards", "scoring"),
         defaults={"num_cards": 5},
         options={
             "out": Option("save the solution here (.npz; usable as an agent: --opponent FILE)", path="file"),
@@ -232,10 +240,11 @@ GAME = Game(
             ),
             "address": Option("with --ray: the Ray cluster to join (ray start --head prints it), e.g. 10.0.0.1:6379"),
         },
-        description="Solve two-player Goofspiel (point difference, random prize order, bids revealed) by LP "
-        "backward induction and print the first-move table as the published solution does: rows are bids, "
-        "columns upcards; * marks, in each column, the parity (odd or even bids) that carries more probability. "
-        "Seconds up to 10 cards; about 6 times longer per extra card.",
+        description="Solve two-player Goofspiel (point difference or, with --scoring win_loss, win/loss; random "
+        "prize order, bids revealed) by LP backward induction and print the first-move table as the published "
+        "solution does: rows are bids, columns upcards; * marks, in each column, the parity (odd or even bids) that "
+        "carries more probability. Points: seconds up to 10 cards, about 5 times longer per extra card; win/loss "
+        "takes longer (the score is part of the state).",
     ),
     agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",
     benchmark=(

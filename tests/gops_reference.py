@@ -56,3 +56,48 @@ def plain_values(n):
         for b in itertools.combinations(cards, k)
         for p in itertools.combinations(cards, k)
     }
+
+
+def plain_winloss_values(n, max_hand=None):
+    """Every undecided reachable state's value under win/loss scoring (with up to
+    ``max_hand`` cards a hand), by direct recursion over (hand A, hand B, prizes, A's points
+    minus B's), no reduction: the terminal value is the sign of the difference; a state is
+    undecided when the difference is at most the points left, reachable when at most the
+    points played."""
+
+    @cache
+    def value(a, b, p, d):
+        if not a:
+            return float(np.sign(d))
+        total = 0.0
+        for u in p:
+            rest = tuple(c for c in p if c != u)
+            m = np.array(
+                [
+                    [
+                        value(
+                            tuple(c for c in a if c != x),
+                            tuple(c for c in b if c != y),
+                            rest,
+                            d + ((x > y) - (x < y)) * u,
+                        )
+                        for y in b
+                    ]
+                    for x in a
+                ]
+            )
+            lower, upper = m.min(axis=1).max(), m.max(axis=0).min()
+            total += lower if lower == upper else highs_value(m)  # a pure saddle point, or HiGHS
+        return total / len(p)
+
+    cards = range(1, n + 1)
+    points = n * (n + 1) // 2
+    states = {}
+    for k in range(n + 1 if max_hand is None else max_hand + 1):
+        for p in itertools.combinations(cards, k):
+            reach = min(points - sum(p), sum(p))
+            for a in itertools.combinations(cards, k):
+                for b in itertools.combinations(cards, k):
+                    for d in range(-reach, reach + 1):
+                        states[a, b, p, d] = value(a, b, p, d)
+    return states

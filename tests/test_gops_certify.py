@@ -9,7 +9,7 @@ import pytest
 
 from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.cli import main
-from hiddenhand.solvers.gops import GopsSolution, _save_level, pattern_of, solve
+from hiddenhand.solvers.gops import GopsSolution, pattern_of, save_level, solve
 from hiddenhand.solvers.gops_best_response import exploitability
 from hiddenhand.solvers.gops_certify import certify
 from hiddenhand.solvers.matrix_game import solve_game, strategies_from_basis, value_and_basis
@@ -220,7 +220,7 @@ def test_levels_resumed_from_a_checkpoint_have_no_bases(tmp_path):
     ckpt = tmp_path / "resume"
     ckpt.mkdir()
     for k in range(1, 5):
-        _save_level(ckpt, k, full.levels[k], 6)
+        save_level(ckpt, k, full.levels[k], 6)
     resumed = solve(6, progress=False, checkpoint=ckpt, bases=tmp_path / "b")
     found = certify(resumed, progress=False, bases=tmp_path / "b")
     assert found.levels_from_bases == (5, 6) and found.re_solved == 0

@@ -235,7 +235,7 @@ def test_equilibrium_agent_plays_and_refuses_other_games(solutions, tmp_path):
     with pytest.raises(ValueError, match="revealed bids"):
         agent.policy(hidden.observation(0))
     with pytest.raises(ValueError, match="exact equilibrium is of the game"):
-        load_agent("goofspiel", "equilibrium", GoofspielRules(num_cards=5, scoring="win_loss").params)
+        load_agent("goofspiel", "equilibrium", GoofspielRules(num_cards=5, prize_order="descending").params)
     with pytest.raises(ValueError, match="hiddenhand solve goofspiel --cards 12"):
         load_agent("goofspiel", "equilibrium", GoofspielRules(num_cards=12).params)
     path = solutions[5].save(tmp_path / "g5.npz")

@@ -265,6 +265,10 @@ def check_workers(workers: int | None) -> int:
 class GopsSolution:
     """Values of every state of an ``num_cards`` Goofspiel, level by level; strategies on demand."""
 
+    scoring = "point_difference"
+    """The scoring this solution's values are in (:class:`~hiddenhand.solvers.gops_winloss.WinLossSolution`
+    holds ``"win_loss"``); saved with the file and checkpoints, so that neither is read as the other."""
+
     def __init__(
         self, num_cards: int, levels: Sequence[np.ndarray], level_seconds: dict[int, float] | None = None
     ) -> None:
@@ -290,6 +294,10 @@ class GopsSolution:
                 f"hands and prizes must have equal sizes; got {len(sets[0])}, {len(sets[1])} and {len(sets[2])}"
             )
         return sets[0], sets[1], sets[2]
+
+    def level_shape(self, k: int) -> tuple[int, ...]:
+        """The shape of level ``k``'s values: (patterns, prize sets)."""
+        return self.indexer.shape(k)
 
     def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int]) -> float:
         """A's expected point difference from here on, before the next prize is turned."""
@@ -381,7 +389,7 @@ class GopsSolution:
         one per level."""
         path = check_writable(path, "Goofspiel solution file")
         sums = [digest(level) for level in self.levels]
-        meta = {"format": FORMAT_VERSION, "num_cards": self.num_cards, "sha256": sums}
+        meta = {"format": FORMAT_VERSION, "num_cards": self.num_cards, "scoring": self.scoring, "sha256": sums}
         arrays = {f"level_{k}": level for k, level in enumerate(self.levels)}
         return save_npz(path, meta, arrays)
 
@@ -389,7 +397,8 @@ class GopsSolution:
     def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> GopsSolution:
         """Read a file written by :meth:`save`; a truncated, corrupt or mismatched file is
         reported as such (``ValueError`` naming it). Files from before whole-file checksums
-        are verified by their per-level ones."""
+        are verified by their per-level ones. A file's ``scoring`` (absent before win/loss
+        solutions: point difference) picks the class it is read as."""
         meta, arrays = load_npz(path, "Goofspiel solution file", ("format", "num_cards"), legacy=_level_sums)
         if meta["format"] != FORMAT_VERSION:
             raise ValueError(f"{path} has format {meta['format']!r}, this version reads {FORMAT_VERSION}")
@@ -401,11 +410,26 @@ class GopsSolution:
             raise ValueError(f"{path} is not a complete Goofspiel solution file: it lacks {', '.join(missing)}")
         if num_cards is not None and n != num_cards:
             raise ValueError(f"{path} solves {n} cards, not {num_cards}")
-        solution = cls(n, [arrays[f"level_{k}"] for k in range(n + 1)])
+        kind = solution_class(meta.get("scoring", GopsSolution.scoring), f"{path}'s scoring")
+        if not issubclass(kind, cls):
+            raise ValueError(f"{path} holds a {kind.scoring} solution, not a {cls.scoring} one")
+        solution = kind(n, [arrays[f"level_{k}"] for k in range(n + 1)])
         for k, level in enumerate(solution.levels):
-            if level.shape != solution.indexer.shape(k):
-                raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {solution.indexer.shape(k)}")
+            if level.shape != solution.level_shape(k):
+                raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {solution.level_shape(k)}")
         return solution
+
+
+def solution_class(scoring: str, what: str = "scoring") -> type[GopsSolution]:
+    """The solution class of a scoring: :class:`GopsSolution` for point difference,
+    :class:`~hiddenhand.solvers.gops_winloss.WinLossSolution` for win/loss."""
+    if scoring == GopsSolution.scoring:
+        return GopsSolution
+    if scoring == "win_loss":
+        from hiddenhand.solvers.gops_winloss import WinLossSolution  # it builds on this module
+
+        return WinLossSolution
+    raise ValueError(f"{what}={scoring!r}: the exact solver covers 'point_difference' and 'win_loss'")
 
 
 def _level_sums(meta: dict, arrays: dict) -> bool | None:
@@ -445,15 +469,17 @@ def _read_manifest(checkpoint: Path) -> dict:
     return manifest
 
 
-def _load_checkpoint(checkpoint: Path, indexer: Indexer, num_cards: int) -> list[np.ndarray]:
+def load_checkpoint(checkpoint: Path, shape, num_cards: int, scoring: str = GopsSolution.scoring) -> list[np.ndarray]:
     """The completed levels found in ``checkpoint`` (memory-mapped), in order, stopping at
-    the first missing or damaged one. First removes the temporary files of writes killed
-    midway (a kill -9 leaves them; each is up to a level's size)."""
+    the first missing or damaged one (``shape(k)``: level k's expected shape). First removes
+    the temporary files of writes killed midway (a kill -9 leaves them; each is up to a
+    level's size)."""
     remove_stale_temps(checkpoint, CHECKPOINT_FILES)
     if not (checkpoint / MANIFEST).exists():
         return [np.zeros((1, 1))]
     manifest = _read_manifest(checkpoint)
-    if manifest["num_cards"] != num_cards or manifest["format"] != FORMAT_VERSION:
+    found = manifest.get("scoring", GopsSolution.scoring)
+    if manifest["num_cards"] != num_cards or manifest["format"] != FORMAT_VERSION or found != scoring:
         raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {manifest}")
     levels = [np.zeros((1, 1))]
     for k in range(1, num_cards + 1):
@@ -465,13 +491,15 @@ def _load_checkpoint(checkpoint: Path, indexer: Indexer, num_cards: int) -> list
             level = np.load(file, mmap_mode="r")
         except (ValueError, OSError, EOFError):  # torn by an interruption: recompute from here
             break
-        if level.shape != indexer.shape(k) or digest(level) != expected:
+        if level.shape != shape(k) or digest(level) != expected:
             break
         levels.append(level)
     return levels
 
 
-def _save_level(checkpoint: Path, k: int, level: np.ndarray, num_cards: int) -> np.ndarray:
+def save_level(
+    checkpoint: Path, k: int, level: np.ndarray, num_cards: int, scoring: str = GopsSolution.scoring
+) -> np.ndarray:
     """Write level k and record it in the manifest (both atomically); return it memory-mapped."""
     file = _level_file(checkpoint, k)
     with atomic_write(file) as handle:
@@ -479,7 +507,7 @@ def _save_level(checkpoint: Path, k: int, level: np.ndarray, num_cards: int) -> 
     manifest = (
         _read_manifest(checkpoint)
         if (checkpoint / MANIFEST).exists()
-        else {"format": FORMAT_VERSION, "num_cards": num_cards, "sha256": {}}
+        else {"format": FORMAT_VERSION, "num_cards": num_cards, "scoring": scoring, "sha256": {}}
     )
     manifest["sha256"][str(k)] = digest(level)
     with atomic_write(checkpoint / MANIFEST, "w") as handle:
@@ -496,6 +524,7 @@ def solve(
     bases: str | os.PathLike | None = None,
     ray: bool = False,
     address: str | None = None,
+    scoring: str = "point_difference",
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
@@ -511,7 +540,19 @@ def solve(
     ``ray``: run each level's patterns as Ray tasks (:mod:`hiddenhand.solvers.gops_ray`) on
     the cluster at ``address`` (default: a local instance on 127.0.0.1) instead of threads;
     the values are the same bit for bit.
+    ``scoring``: ``"point_difference"`` (the values are A's expected point difference) or
+    ``"win_loss"`` (P(A wins) - P(B wins), over states that include the score:
+    :mod:`hiddenhand.solvers.gops_winloss`, which takes ``workers``, ``progress`` and
+    ``checkpoint`` alone).
     """
+    if solution_class(scoring) is not GopsSolution:
+        extra = {"bases": bases, "ray": ray, "address": address}
+        given = {name: value for name, value in extra.items() if value not in (None, False)}
+        if given:
+            raise ValueError(f"{given} apply to point-difference solves; scoring={scoring!r} takes none of them")
+        from hiddenhand.solvers import gops_winloss
+
+        return gops_winloss.solve(num_cards, workers=workers, progress=progress, checkpoint=checkpoint)
     n = check_int("num_cards", num_cards, 1, 13)
     if ray and workers is not None:
         raise ValueError(f"workers={workers} sets threads; with ray, each CPU of the cluster runs one task at a time")
@@ -525,7 +566,7 @@ def solve(
         basis_folder.mkdir(parents=True, exist_ok=True)
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
-        levels = _load_checkpoint(folder, indexer, n)
+        levels = load_checkpoint(folder, indexer.shape, n)
     else:
         levels = [np.zeros((1, 1))]
     total = sum(indexer.lps(k) for k in range(1, n + 1))
@@ -557,7 +598,7 @@ def solve(
                 run_level(pool, workers, len(level.patterns), run, bar)
             if basis_folder is not None:
                 gops_bases.save_level(basis_folder, k, masks, below, n)
-            levels.append(_save_level(folder, k, out, n) if folder is not None else out)
+            levels.append(save_level(folder, k, out, n) if folder is not None else out)
             seconds[k] = time.perf_counter() - started
     return GopsSolution(n, levels, seconds)
 
@@ -584,14 +625,24 @@ def report(
     exploitability and the values' fixed-point residual
     (:func:`hiddenhand.solvers.gops_certify.certify`). ``bases``: a directory the solve
     writes every matrix game's optimal basis to, and the certificate reads them from;
-    ``ray``, ``address``: solve on Ray (:func:`solve`)."""
-    n = rules.params["num_cards"]
+    ``ray``, ``address``: solve on Ray (:func:`solve`). ``rules``' scoring picks the points
+    or the win/loss solve (:mod:`hiddenhand.solvers.gops_winloss`)."""
+    n, scoring = rules.params["num_cards"], rules.params["scoring"]
+    if certify and scoring != GopsSolution.scoring:
+        raise ValueError(
+            f"--certify covers point-difference solutions; for scoring={scoring!r} measure the equilibrium with "
+            f"`hiddenhand exploitability goofspiel --cards {n} --scoring {scoring} --agent equilibrium`"
+        )
     start = time.perf_counter()
     if load is not None:
         solution = _load_for_report(load, n, checkpoint)
+        if solution.scoring != scoring:
+            raise ValueError(f"--load {load} is a {solution.scoring} solution: pass --scoring {solution.scoring}")
         origin, made = f"loaded from {load}", f"the solution was loaded from {load}"
     else:
-        solution = solve(n, workers=workers, checkpoint=checkpoint, bases=bases, ray=ray, address=address)
+        solution = solve(
+            n, workers=workers, checkpoint=checkpoint, bases=bases, ray=ray, address=address, scoring=scoring
+        )
         seconds = time.perf_counter() - start
         origin, made = f"solved in {seconds:.2f} s", f"the solve took {seconds:.2f} s"
     table = solution.first_move_table()
@@ -599,7 +650,8 @@ def report(
         lines = ["bid," + ",".join(f"upcard_{u}" for u in range(1, n + 1))]
         lines += [f"{bid + 1}," + ",".join(f"{p:.6f}" for p in table[bid]) for bid in range(n)]
     else:
-        lines = [f"Goofspiel, {n} cards: optimal first bid (rows) for each upcard (columns); {origin}"]
+        scored = "" if scoring == GopsSolution.scoring else f", scored {scoring}"
+        lines = [f"Goofspiel, {n} cards{scored}: optimal first bid (rows) for each upcard (columns); {origin}"]
         lines.append("bid " + "".join(f"{u:>7}" for u in range(1, n + 1)))
         for bid in range(n):
             lines.append(f"{bid + 1:>3} " + "".join(f"{p:>7.4f}" if p > 5e-5 else f"{'0':>7}" for p in table[bid]))

@@ -14,6 +14,9 @@ anything. The fewer it reads, the fewer states: the equilibrium or random agents
 one evaluation per (hands, prizes) position, which makes 5 cards a fraction of a second
 where walking OpenSpiel's game tree takes minutes.
 
+Under win/loss scoring the responder's value depends on the score, whatever the agent
+reads, so the score difference is always part of the key and only the final sign counts.
+
 It asks the agent one observation at a time. For agents that read neither the score nor
 the history, :mod:`hiddenhand.solvers.gops_markov` gathers every position's policy in
 batches and runs the induction compiled, hundreds of times faster; this programme stays as
@@ -25,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.exploitability import Exploitability
 from hiddenhand.validation import check_int
@@ -34,23 +39,29 @@ if TYPE_CHECKING:
 
 
 def best_response_value(agent: Agent, num_cards: int | GoofspielRules, responder: int) -> float:
-    """The expected point difference of a best response in seat ``responder`` against
-    ``agent`` in the other seat (random prize order, bids revealed). ``num_cards`` may be
-    the rules themselves, whose observations (full or Markov) the agent is shown."""
+    """The expected point difference (under ``win_loss`` scoring: P(win) - P(lose)) of a best
+    response in seat ``responder`` against ``agent`` in the other seat (random prize order,
+    bids revealed). ``num_cards`` may be the rules themselves, whose observations (full or
+    Markov) the agent is shown."""
     rules = num_cards if isinstance(num_cards, GoofspielRules) else GoofspielRules(num_cards=num_cards)
     n = rules.num_cards
+    win_loss = rules.scoring == "win_loss"
     check_int("responder", responder, 0, 1)
     seat = 1 - responder
     memo: dict[Hashable, float] = {}
 
     def value(mine: tuple, theirs: tuple, prizes: tuple, points: tuple, history: tuple, make_state) -> float:
-        """Best-response point difference still to come, before the next prize is turned.
+        """Best-response point difference still to come (win/loss: the final result), before
+        the next prize is turned.
         ``mine``/``theirs`` are the responder's and the agent's hands; ``points`` (responder,
         agent) and ``history`` are what was played; ``make_state()`` builds the engine's
         state, needed only to show the agent its observation when the key is new."""
         if len(mine) == 1:  # the last round plays itself
-            return float(((mine[0] > theirs[0]) - (mine[0] < theirs[0])) * prizes[0])
+            last = ((mine[0] > theirs[0]) - (mine[0] < theirs[0])) * prizes[0]
+            return float(np.sign(points[0] - points[1] + last)) if win_loss else float(last)
         key = (mine, theirs, prizes)
+        if win_loss:
+            key += (points[0] - points[1],)
         if agent.uses_score:
             key += points
         if agent.uses_history:
@@ -80,7 +91,7 @@ def best_response_value(agent: Agent, num_cards: int | GoofspielRules, responder
                         history + ((upcard,) + bids,),
                         lambda turned=turned, bids=bids: _after(turned, bids),
                     )
-                    total += prob * (won * upcard + later)
+                    total += prob * (later if win_loss else won * upcard + later)
                 best = max(best, total)
             result += best / len(prizes)
         memo[key] = result

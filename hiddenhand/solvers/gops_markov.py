@@ -176,6 +176,8 @@ def _rules(rules: GoofspielRules | int) -> GoofspielRules:
     from hiddenhand.envs.goofspiel_v0 import unsolved
 
     differs = unsolved(rules)
+    if rules.scoring != "point_difference":  # the score is part of the state then
+        differs["scoring"] = rules.scoring
     if differs:
         raise ValueError(
             f"the exact measure over positions is for two players, point difference, random prizes and revealed "

@@ -1,0 +1,284 @@
+"""Exact equilibria of two-player Goofspiel scored win/loss (OpenSpiel's default scoring).
+
+The game is :mod:`hiddenhand.solvers.gops`'s (two players, prizes in random order, bids
+revealed, a tied bid discards the prize) with ``scoring="win_loss"``: +1 to whoever won
+more points, -1 to the other, 0 for a tie; the value of a state is P(A wins) - P(B wins).
+What is still to be won now depends on the score as well, through the difference ``d`` of
+A's points and B's, so a state is (hands, prizes left, d) and its value is the mean over
+the prize turned of a matrix game whose entry for bids (a, b) is the value of the state
+after, at ``d + sign(a - b) * prize``.
+
+Reductions, on top of the points solve's interleaving patterns (who wins a round still
+depends only on the order of the bids) and prize sets:
+
+- *Decided states are cut.* With ``s`` points left to win, a state with ``|d| > s`` is
+  decided (``sign(d)``): it is never stored nor solved, and a lookup of it returns the sign.
+  A reachable ``d`` is also at most the points already played, so a prize set ``q`` stores
+  ``2 r + 1`` differences, ``r = min(points played, points left)``.
+- *Antisymmetry*: swapping the players mirrors the pattern (A-only and B-only cards swap)
+  and negates the difference, ``V(B, A, P, d) = -V(A, B, P, -d)``; only one pattern of each
+  mirror pair is solved, the other copied, negated and reversed in ``d``.
+- *Monotonicity in d*: more points can only help, so ``V`` is non-decreasing in ``d``, and
+  so is each upcard's matrix-game value. Once a game's value reaches +1 at some ``d``,
+  every larger ``d`` is +1 as well (a row of +1s there stays a row of +1s), and
+  symmetrically for -1; the differences are walked outwards from 0 and stop at the first
+  sure win or sure loss. The values are the same bit for bit (a saddle point of +1s would
+  give exactly 1.0).
+
+Each level (hand size k) is solved from the one below, in the points solve's compiled
+matrix-game solver (:mod:`hiddenhand.solvers.matrix_game`), over chunks of patterns on a
+pool of threads; checkpoints and resume work as for points (the manifest records the
+scoring). Strategies are recomputed on demand from the stored values, as for points.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from tqdm.auto import tqdm
+
+from hiddenhand.files import check_writable
+from hiddenhand.solvers.gops import (
+    A_ONLY,
+    B_ONLY,
+    GopsSolution,
+    Indexer,
+    _child,
+    _distribution,
+    _positions,
+    check_workers,
+    load_checkpoint,
+    pattern_of,
+    run_level,
+    save_level,
+    scratch,
+)
+from hiddenhand.solvers.matrix_game import solve_game, value_and_basis
+from hiddenhand.validation import check_int
+
+SCORING = "win_loss"
+
+
+@dataclass(frozen=True)
+class Differences:
+    """Where each prize set's differences sit in a level's row of values.
+
+    For prize set ``q`` (numbered as ``Indexer.prizes(k)``), the differences ``d`` from
+    ``-radius[q]`` to ``radius[q]`` are stored at ``offset[q] + radius[q] + d``; a ``d`` with
+    ``|d| > left[q]`` (the points still to be won) is decided and not stored."""
+
+    left: np.ndarray  # (prize sets,) int64: points still to be won
+    radius: np.ndarray  # (prize sets,) int64: min(points played, points left)
+    offset: np.ndarray  # (prize sets,) int64
+    width: int
+
+    @staticmethod
+    def of(indexer: Indexer, k: int) -> Differences:
+        n = indexer.num_cards
+        total = n * (n + 1) // 2
+        left = np.array([sum(q) for q in indexer.prizes(k)], dtype=np.int64).reshape(-1)
+        radius = np.minimum(total - left, left)
+        sizes = 2 * radius + 1
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        return Differences(left, radius, offset, int(sizes.sum()))
+
+    def reversal(self) -> np.ndarray:
+        """The permutation of a row that maps each ``d`` to ``-d`` (within every prize set)."""
+        index = np.arange(self.width)
+        set_of = np.repeat(np.arange(len(self.radius)), 2 * self.radius + 1)
+        centre = self.offset[set_of] + self.radius[set_of]
+        return 2 * centre - index
+
+
+def mirrors(indexer: Indexer, k: int) -> np.ndarray:
+    """For each pattern of level ``k``, the index of its mirror (A's and B's cards swapped)."""
+    patterns = indexer.patterns(k)
+    swap = {A_ONLY: B_ONLY, B_ONLY: A_ONLY}
+    return np.array([patterns[tuple(swap.get(s, s) for s in p)] for p in patterns], dtype=np.int64)
+
+
+@njit(nogil=True)
+def _lookup(below, p, q, d, left, radius, offset):
+    """The value of pattern ``p``, prize set ``q`` and difference ``d`` of the level below."""
+    if d > left[q]:
+        return 1.0
+    if d < -left[q]:
+        return -1.0
+    return below[p, offset[q] + radius[q] + d]
+
+
+@njit(nogil=True)
+def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset):
+    """The matrix game of pattern ``p`` at difference ``d`` once ``prize`` is turned, into ``m``."""
+    k = m.shape[0]
+    for i in range(k):
+        for j in range(k):
+            m[i, j] = _lookup(below, child[p, i, j], rest, d + win[p, i, j] * prize, left, radius, offset)
+
+
+@njit(nogil=True)
+def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, below, diffs_below, out, start, stop):
+    """Values of patterns ``todo[start:stop]`` of one level, for every prize set and
+    difference, into ``out``. ``diffs`` and ``diffs_below`` are (left, radius, offset) of
+    this level and the one below (:class:`Differences`)."""
+    left, radius, offset = diffs
+    left_b, radius_b, offset_b = diffs_below
+    k = win.shape[1]
+    m, tableau, basis, _, _ = scratch(k)
+    total = np.empty(2 * int(radius.max()) + 1)
+    for t in range(start, stop):
+        p = todo[t]
+        for q in range(prize_values.shape[0]):
+            r = radius[q]
+            total[: 2 * r + 1] = 0.0
+            for u in range(k):
+                prize = int(prize_values[q, u])
+                rest = prize_child[q, u]
+                for step in (1, -1):  # outwards from 0, up then down, to the first sure result
+                    d = 0 if step == 1 else -1
+                    while -r <= d <= r:
+                        _fill(m, win, child, below, p, prize, rest, d, left_b, radius_b, offset_b)
+                        value, _ = value_and_basis(m, tableau, basis)
+                        total[r + d] += value
+                        d += step
+                        if value == float(step):
+                            while -r <= d <= r:
+                                total[r + d] += value
+                                d += step
+            for i in range(2 * r + 1):
+                out[p, offset[q] + i] = total[i] / k
+
+
+class WinLossSolution(GopsSolution):
+    """Values of every state (hands, prizes left, score difference) of ``num_cards``
+    Goofspiel scored win/loss; strategies on demand. Level ``k`` holds, for each pattern,
+    the values of every prize set's undecided differences (:class:`Differences`)."""
+
+    scoring = SCORING
+
+    def __init__(self, num_cards, levels, level_seconds=None) -> None:
+        super().__init__(num_cards, levels, level_seconds)
+        self.differences = [Differences.of(self.indexer, k) for k in range(num_cards + 1)]
+
+    def level_shape(self, k: int) -> tuple[int, ...]:
+        return len(self.indexer.patterns(k)), self.differences[k].width
+
+    def _stored(self, k: int, pattern: tuple[int, ...], prizes: tuple[int, ...], diff: int) -> float:
+        diffs = self.differences[k]
+        q = self.indexer.prizes(k)[prizes]
+        if abs(diff) > diffs.left[q]:
+            return float(np.sign(diff))
+        if abs(diff) > diffs.radius[q]:
+            raise ValueError(
+                f"diff={diff} cannot happen with prizes {list(prizes)} left: at most {int(diffs.radius[q])} "
+                "points have been played"
+            )
+        return float(self.levels[k][self.indexer.patterns(k)[pattern], diffs.offset[q] + diffs.radius[q] + diff])
+
+    def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], diff: int = 0) -> float:
+        """P(A wins) - P(B wins) from here on, before the next prize is turned, when A leads by
+        ``diff`` points (negative: trails)."""
+        a, b, p = self._check(hand_a, hand_b, prizes)
+        return self._stored(len(a), pattern_of(a, b), p, int(diff))
+
+    def strategy(self, hand_a, hand_b, prizes, upcard: int, diff: int = 0):
+        """The equilibrium mixed bids of A and of B once ``upcard`` is turned, A leading by
+        ``diff`` points, as ``{card: probability}``."""
+        a, b, p = self._check(hand_a, hand_b, prizes)
+        if upcard not in p:
+            raise ValueError(f"upcard={upcard} is not among the prizes {list(p)}")
+        self._stored(len(a), pattern_of(a, b), p, int(diff))  # refuses a difference that cannot happen
+        x, y = self._strategy_by_rank(pattern_of(a, b), p, upcard, int(diff))
+        return _distribution(a, x), _distribution(b, y)
+
+    def _strategy_by_rank(self, pattern, prizes, upcard, diff=0):
+        a_pos, b_pos = _positions(pattern)
+        k = len(a_pos)
+        rest = tuple(c for c in prizes if c != upcard)
+        m = np.empty((k, k))
+        for i, pa in enumerate(a_pos):
+            for j, pb in enumerate(b_pos):
+                won = (pa > pb) - (pa < pb)
+                m[i, j] = self._stored(k - 1, _child(pattern, pa, pb), rest, diff + won * upcard)
+        _, x, y = solve_game(m)
+        return x, y
+
+    def strategy_table(self, k, *, workers=None, progress=False):
+        raise ValueError("strategy tables are kept for point-difference solutions; use strategy(..., diff)")
+
+
+def solve(
+    num_cards: int,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+    checkpoint=None,
+) -> WinLossSolution:
+    """Solve ``num_cards`` Goofspiel scored win/loss exactly; see the module docstring.
+    ``workers`` and ``checkpoint`` as in :func:`hiddenhand.solvers.gops.solve`."""
+    n = check_int("num_cards", num_cards, 1, 13)
+    workers = check_workers(workers)
+    indexer = Indexer(n)
+    diffs = [Differences.of(indexer, k) for k in range(n + 1)]
+
+    def shape(k: int) -> tuple[int, int]:
+        return len(indexer.patterns(k)), diffs[k].width
+
+    folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        levels = load_checkpoint(folder, shape, n, SCORING)
+    else:
+        levels = [np.zeros((1, 1))]
+    states = [shape(k)[0] * shape(k)[1] for k in range(n + 1)]
+    bar = tqdm(
+        total=sum(states[1:]),
+        initial=sum(states[1 : len(levels)]),
+        unit="state",
+        unit_scale=True,
+        disable=not progress,
+        desc=f"GOPS {n} win/loss",
+    )
+    seconds: dict[int, float] = {}
+    with bar, ThreadPoolExecutor(max_workers=workers) as pool:
+        for k in range(len(levels), n + 1):
+            started = time.perf_counter()
+            bar.set_description(f"GOPS {n} win/loss level {k}/{n}")
+            level = indexer.level(k)
+            mirror = mirrors(indexer, k)
+            todo = np.flatnonzero(np.arange(len(mirror)) <= mirror)
+            out = np.empty(shape(k))
+            below = np.ascontiguousarray(levels[k - 1])
+            here, under = diffs[k], diffs[k - 1]
+
+            def run(start: int, stop: int) -> int:
+                solve_winloss_patterns(
+                    todo,
+                    level.win,
+                    level.child,
+                    level.prize_values,
+                    level.prize_child,
+                    (here.left, here.radius, here.offset),
+                    below,
+                    (under.left, under.radius, under.offset),
+                    out,
+                    start,
+                    stop,
+                )
+                return (stop - start) * here.width
+
+            run_level(pool, workers, len(todo), run, bar)
+            copies = np.flatnonzero(np.arange(len(mirror)) > mirror)
+            out[copies] = -out[mirror[copies]][:, here.reversal()]
+            bar.update(len(copies) * here.width)
+            levels.append(save_level(folder, k, out, n, SCORING) if folder is not None else out)
+            seconds[k] = time.perf_counter() - started
+    return WinLossSolution(n, levels, seconds)
+
+
+__all__ = ["Differences", "WinLossSolution", "mirrors", "solve"]
