@@ -243,7 +243,7 @@ GAME = Game(
         description="Solve two-player Goofspiel (point difference or, with --scoring win_loss, win/loss; random "
         "prize order, bids revealed) by LP backward induction and print the first-move table as the published "
         "solution does: rows are bids, columns upcards; * marks, in each column, the parity (odd or even bids) that "
-        "carries more probability. Points: seconds up to 10 cards, about 5 times longer per extra card; win/loss "
+        "carries more probability. Points: seconds up to 10 cards, about 6 times longer per extra card; win/loss "
         "takes longer (the score is part of the state).",
     ),
     agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",

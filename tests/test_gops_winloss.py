@@ -8,6 +8,7 @@ import numpy as np
 import pyspiel
 import pytest
 from gops_reference import plain_winloss_values
+from open_spiel.python.algorithms.expected_game_score import policy_value
 
 import hiddenhand.openspiel as ho
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, load_agent
@@ -18,7 +19,7 @@ from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.registry import get
 from hiddenhand.solvers.gops import GopsSolution, solve
 from hiddenhand.solvers.gops_best_response import best_response_value
-from hiddenhand.solvers.gops_winloss import WinLossSolution
+from hiddenhand.solvers.gops_winloss import WinLossSolution, head_to_head
 
 
 def win_loss(n):
@@ -151,3 +152,17 @@ def test_solve_command(capsys, tmp_path):
         with pytest.raises(SystemExit) as stop:
             main(["solve", "goofspiel", "--cards", "4", *args])
         assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_head_to_head_against_the_points_equilibrium_equals_openspiel(solutions):
+    """The exact recursion along both strategies against OpenSpiel's expected returns of the
+    two agents, in both seats and under both scorings."""
+    points = solve(4, progress=False)
+    result, difference = head_to_head(solutions[4], points)
+    assert result > 0.01 and difference < -0.01  # it wins more often, by fewer points
+    for scoring, expected in (("win_loss", result), ("point_difference", difference)):
+        game = pyspiel.load_game(f"hiddenhand_goofspiel(num_cards=4,scoring={scoring})")
+        ours = ho.agent_policy(game, GopsEquilibriumAgent(win_loss(4), solutions[4]))
+        theirs = ho.agent_policy(game, GopsEquilibriumAgent(4, points))
+        assert policy_value(game.new_initial_state(), [ours, theirs])[0] == pytest.approx(expected, abs=1e-12)
+        assert policy_value(game.new_initial_state(), [theirs, ours])[1] == pytest.approx(expected, abs=1e-12)

@@ -33,6 +33,7 @@ scoring). Strategies are recomputed on demand from the stored values, as for poi
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +52,7 @@ from hiddenhand.solvers.gops import (
     _child,
     _distribution,
     _positions,
+    as_played,
     check_workers,
     load_checkpoint,
     pattern_of,
@@ -124,13 +126,15 @@ def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset):
 @njit(nogil=True)
 def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, below, diffs_below, out, start, stop):
     """Values of patterns ``todo[start:stop]`` of one level, for every prize set and
-    difference, into ``out``. ``diffs`` and ``diffs_below`` are (left, radius, offset) of
-    this level and the one below (:class:`Differences`)."""
+    difference, into ``out``; returns the number of matrix games solved. ``diffs`` and
+    ``diffs_below`` are (left, radius, offset) of this level and the one below
+    (:class:`Differences`)."""
     left, radius, offset = diffs
     left_b, radius_b, offset_b = diffs_below
     k = win.shape[1]
     m, tableau, basis, _, _ = scratch(k)
     total = np.empty(2 * int(radius.max()) + 1)
+    games = 0
     for t in range(start, stop):
         p = todo[t]
         for q in range(prize_values.shape[0]):
@@ -144,6 +148,7 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
                     while -r <= d <= r:
                         _fill(m, win, child, below, p, prize, rest, d, left_b, radius_b, offset_b)
                         value, _ = value_and_basis(m, tableau, basis)
+                        games += 1
                         total[r + d] += value
                         d += step
                         if value == float(step):
@@ -152,6 +157,7 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
                                 d += step
             for i in range(2 * r + 1):
                 out[p, offset[q] + i] = total[i] / k
+    return games
 
 
 class WinLossSolution(GopsSolution):
@@ -161,9 +167,12 @@ class WinLossSolution(GopsSolution):
 
     scoring = SCORING
 
-    def __init__(self, num_cards, levels, level_seconds=None) -> None:
+    def __init__(self, num_cards, levels, level_seconds=None, level_games=None) -> None:
         super().__init__(num_cards, levels, level_seconds)
         self.differences = [Differences.of(self.indexer, k) for k in range(num_cards + 1)]
+        self.level_games = dict(level_games or {})
+        """Matrix games each level solved in the solve that made this object (the rest were
+        copied by antisymmetry or filled by monotonicity); resumed levels are absent."""
 
     def level_shape(self, k: int) -> tuple[int, ...]:
         return len(self.indexer.patterns(k)), self.differences[k].width
@@ -212,6 +221,46 @@ class WinLossSolution(GopsSolution):
         raise ValueError("strategy tables are kept for point-difference solutions; use strategy(..., diff)")
 
 
+def head_to_head(win_loss: WinLossSolution, points: GopsSolution) -> tuple[float, float]:
+    """The win/loss equilibrium against the points equilibrium, exactly: (mean result under
+    win/loss scoring, mean point difference), both to the win/loss one. Each plays as its
+    agent does (:class:`~hiddenhand.agents.GopsEquilibriumAgent`): the win/loss one reads
+    the score, the points one plays its row strategy with the hands seen from its seat. The
+    game is symmetric and both ignore their seat, so the seat does not matter. A recursion
+    over (pattern, prizes left, difference) along the two strategies' supports."""
+    if win_loss.num_cards != points.num_cards or points.scoring != GopsSolution.scoring:
+        raise ValueError("head_to_head takes a win/loss and a point-difference solution of the same size")
+    swap = {A_ONLY: B_ONLY, B_ONLY: A_ONLY}
+
+    @functools.cache
+    def value(pattern: tuple[int, ...], prizes: tuple[int, ...], d: int) -> tuple[float, float]:
+        if not prizes:
+            return float(np.sign(d)), float(d)
+        a_pos, b_pos = _positions(pattern)
+        result, difference = 0.0, 0.0
+        for upcard in prizes:
+            rest = tuple(c for c in prizes if c != upcard)
+            x = _played(win_loss._strategy_by_rank(pattern, prizes, upcard, d)[0])
+            y = _played(points._strategy_by_rank(tuple(swap.get(s, s) for s in pattern), prizes, upcard)[0])
+            for i in np.flatnonzero(x):
+                for j in np.flatnonzero(y):
+                    won = (a_pos[i] > b_pos[j]) - (a_pos[i] < b_pos[j])
+                    later = value(_child(pattern, a_pos[i], b_pos[j]), rest, d + won * upcard)
+                    result += x[i] * y[j] * later[0]
+                    difference += x[i] * y[j] * later[1]
+        return result / len(prizes), difference / len(prizes)
+
+    full = tuple(range(1, win_loss.num_cards + 1))
+    return value(pattern_of(full, full), full, 0)
+
+
+def _played(probs: np.ndarray) -> np.ndarray:
+    """A mixed bid as the agent plays it (:func:`~hiddenhand.solvers.gops.as_played`)."""
+    probs = probs.copy()
+    as_played(probs)
+    return probs
+
+
 def solve(
     num_cards: int,
     *,
@@ -235,7 +284,7 @@ def solve(
         levels = load_checkpoint(folder, shape, n, SCORING)
     else:
         levels = [np.zeros((1, 1))]
-    states = [shape(k)[0] * shape(k)[1] for k in range(n + 1)]
+    states = [shape(k)[0] * shape(k)[1] for k in range(n + 1)]  # stored (undecided) states per level
     bar = tqdm(
         total=sum(states[1:]),
         initial=sum(states[1 : len(levels)]),
@@ -245,6 +294,7 @@ def solve(
         desc=f"GOPS {n} win/loss",
     )
     seconds: dict[int, float] = {}
+    games: dict[int, int] = {}
     with bar, ThreadPoolExecutor(max_workers=workers) as pool:
         for k in range(len(levels), n + 1):
             started = time.perf_counter()
@@ -255,20 +305,23 @@ def solve(
             out = np.empty(shape(k))
             below = np.ascontiguousarray(levels[k - 1])
             here, under = diffs[k], diffs[k - 1]
+            solved: list[int] = []
 
             def run(start: int, stop: int) -> int:
-                solve_winloss_patterns(
-                    todo,
-                    level.win,
-                    level.child,
-                    level.prize_values,
-                    level.prize_child,
-                    (here.left, here.radius, here.offset),
-                    below,
-                    (under.left, under.radius, under.offset),
-                    out,
-                    start,
-                    stop,
+                solved.append(
+                    solve_winloss_patterns(
+                        todo,
+                        level.win,
+                        level.child,
+                        level.prize_values,
+                        level.prize_child,
+                        (here.left, here.radius, here.offset),
+                        below,
+                        (under.left, under.radius, under.offset),
+                        out,
+                        start,
+                        stop,
+                    )
                 )
                 return (stop - start) * here.width
 
@@ -277,8 +330,8 @@ def solve(
             out[copies] = -out[mirror[copies]][:, here.reversal()]
             bar.update(len(copies) * here.width)
             levels.append(save_level(folder, k, out, n, SCORING) if folder is not None else out)
-            seconds[k] = time.perf_counter() - started
-    return WinLossSolution(n, levels, seconds)
+            seconds[k], games[k] = time.perf_counter() - started, sum(solved)
+    return WinLossSolution(n, levels, seconds, games)
 
 
-__all__ = ["Differences", "WinLossSolution", "mirrors", "solve"]
+__all__ = ["Differences", "WinLossSolution", "head_to_head", "mirrors", "solve"]
