@@ -16,7 +16,7 @@ from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns, solve
-from hiddenhand.solvers.matrix_game import _error, solve_game
+from hiddenhand.solvers.matrix_game import _error, _rebuild, solve_game
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gops_first_move_n5.csv"
 
@@ -112,6 +112,19 @@ def test_a_wrecked_tableau_has_an_infinite_error():
     assert _error(m, 2.0, tableau, basis) < 1e-12  # the true answer: both players mix evenly
     tableau[2, 4] = 0.0
     assert _error(m, 2.0, tableau, basis) == np.inf
+
+
+def test_a_singular_basis_is_not_rebuilt():
+    """Pivots on round-off can reach a basis whose matrix is singular (an 11-card win/loss
+    game did, where numpy's solve raised and stopped the solve): the rebuild declines it and
+    leaves the tableau, so that the simplex tries its stricter tolerances instead."""
+    m = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]])  # columns 0 and 1 equal
+    tableau = np.full((4, 7), 7.0)
+    assert not _rebuild(m, 1.0, tableau, np.array([0, 1, 5]))  # y_0 and y_1 basic: singular
+    assert (tableau == 7.0).all()
+    assert _rebuild(m, 1.0, tableau, np.array([0, 4, 5]))  # y_0 and two slacks: invertible
+    assert tableau[:3, 0] == pytest.approx([1.0, 0.0, 0.0])  # y_0's column, pivoted
+    assert solve_game(m)[0] == pytest.approx(highs_value(m), abs=1e-12)
 
 
 def test_published_five_card_table(solutions):

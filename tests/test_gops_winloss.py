@@ -19,6 +19,7 @@ from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.registry import get
 from hiddenhand.solvers.gops import GopsSolution, solve
 from hiddenhand.solvers.gops_best_response import best_response_value
+from hiddenhand.solvers.gops_certify import certify
 from hiddenhand.solvers.gops_winloss import WinLossSolution, head_to_head
 
 
@@ -109,6 +110,8 @@ def test_files_checkpoints_and_scorings_kept_apart(solutions, tmp_path):
         solve(6, progress=False, checkpoint=folder)  # points from a win/loss checkpoint
     with pytest.raises(ValueError, match="apply to point-difference solves"):
         solve(4, scoring="win_loss", bases=tmp_path / "b")
+    with pytest.raises(ValueError, match="certify covers point-difference solutions, not win_loss"):
+        certify(solutions[4])
 
 
 def test_queries(solutions):

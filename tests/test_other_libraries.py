@@ -4,6 +4,7 @@ credit a step's rewards to its mover only, so that our games need the episode ho
 loop on the Gymnasium face; and the three examples' ``main()`` on tiny budgets."""
 
 import importlib.util
+import multiprocessing
 import sys
 from pathlib import Path
 
@@ -22,6 +23,11 @@ from torchrl.envs import PettingZooWrapper
 import hiddenhand
 from hiddenhand.envs import egghead_v0
 from hiddenhand.tianshou import CreditEachPlayer, credited_rewards, movers
+
+# Importing TorchRL sets multiprocessing's start method to "spawn"; the rest of the suite runs
+# vector envs of a game that conftest registers in this process only, so the platform's
+# default start method (fork on Linux) is put back.
+multiprocessing.set_start_method(None, force=True)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL = {"goofspiel": {"num_cards": 4}, "egghead": egghead_v0.raw_env.configurations["small"]}

@@ -159,7 +159,13 @@ def certify(
     residual of its values; see the module docstring. ``workers``: threads running the
     compiled kernel (default: every core). ``bases``: the directory a solve wrote its
     optimal bases to (:mod:`hiddenhand.solvers.gops_bases`); levels it holds are certified
-    without the simplex, the others by re-solving every game."""
+    without the simplex, the others by re-solving every game. Point-difference solutions
+    only: a win/loss one is measured by the dynamic programme over histories."""
+    if solution.scoring != GopsSolution.scoring:
+        raise ValueError(
+            f"certify covers point-difference solutions, not {solution.scoring}: measure that equilibrium with "
+            "hiddenhand.solvers.gops_best_response.exploitability_report"
+        )
     workers = check_workers(workers)
     folder = Path(bases) if bases is not None else None
     if folder is not None and not folder.is_dir():

@@ -25,6 +25,8 @@ PIVOT_TOLERANCES = (EPS, 1e-9, 1e-7)
 """The smallest entry the simplex pivots on, in its first attempt and its retries."""
 MAX_REBUILDS = 4
 """Tableau recomputations per attempt at most."""
+SINGULAR = 1e14
+"""A basis matrix whose condition number is not below this is not rebuilt (:func:`_rebuild`)."""
 
 
 @njit(cache=True)
@@ -97,9 +99,8 @@ def _attempt(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray
     _pivot(tableau, basis, rows, cols, tolerance)
     error = _error(m, shift, tableau, basis)
     for _ in range(MAX_REBUILDS):
-        if error <= ACCURACY:
+        if error <= ACCURACY or not _rebuild(m, shift, tableau, basis):
             break
-        _rebuild(m, shift, tableau, basis)
         moved = _pivot(tableau, basis, rows, cols, tolerance)
         error = _error(m, shift, tableau, basis)
         if not moved:
@@ -190,10 +191,13 @@ def _error(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray) 
 
 
 @njit(cache=True)
-def _rebuild(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray) -> None:
+def _rebuild(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray) -> bool:
     """Recompute the tableau of ``basis`` from the data, free of the round-off that pivoting
     accumulated: ``B^-1 [M + shift | I | 1]`` by LU with partial pivoting (``B``: the basis
-    columns), and the objective row ``c_B B^-1 [...] - c`` (``c``: 1 on ``y``, 0 on the slacks)."""
+    columns), and the objective row ``c_B B^-1 [...] - c`` (``c``: 1 on ``y``, 0 on the slacks).
+    Returns False, leaving the tableau as it was, when ``B`` is singular to working precision:
+    pivots on round-off can reach such a basis (an 11-card win/loss game, whose entries take
+    few distinct values, did), and no tableau of it is worth rebuilding."""
     rows, cols = m.shape
     width = cols + rows + 1
     data = np.zeros((rows, width))
@@ -205,6 +209,8 @@ def _rebuild(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray
     columns = np.empty((rows, rows))
     for i in range(rows):
         columns[:, i] = data[:, basis[i]]
+    if not np.linalg.cond(columns) < SINGULAR:
+        return False
     solved = np.linalg.solve(columns, data)
     for j in range(width):
         reduced = -1.0 if j < cols else 0.0
@@ -213,6 +219,7 @@ def _rebuild(m: np.ndarray, shift: float, tableau: np.ndarray, basis: np.ndarray
             if basis[i] < cols:
                 reduced += solved[i, j]
         tableau[rows, j] = reduced
+    return True
 
 
 @njit(cache=True)
