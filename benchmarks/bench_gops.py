@@ -17,8 +17,11 @@ count of stored states per level, the matrix games and seconds scaled by what th
 largest size solved per stored state and per game, and the memory of the two levels
 held at once.
 
+``--head-to-head N`` adds the win/loss equilibrium against the points equilibrium, exactly
+(:func:`hiddenhand.solvers.gops_winloss.head_to_head`), from 2 to N cards.
+
 Run: ``python benchmarks/bench_gops.py [--scoring point_difference|win_loss] [--min-cards 4]
-[--max-cards 10] [--plain-max 5] [--repeats 3]``.
+[--max-cards 10] [--plain-max 5] [--repeats 3] [--head-to-head 7]``.
 """
 
 from __future__ import annotations
@@ -106,6 +109,13 @@ def main() -> None:
     parser.add_argument(
         "--scoring", default="point_difference", choices=("point_difference", "win_loss"), help="which solve"
     )
+    parser.add_argument(
+        "--head-to-head",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --scoring win_loss: also the win/loss equilibrium against the points one, exactly, 2 to N cards",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -145,6 +155,21 @@ def main() -> None:
         print(row)
     if win_loss:
         extrapolate(n, ours)
+        head_to_head(args.head_to_head)
+
+
+def head_to_head(max_cards: int) -> None:
+    """The win/loss equilibrium against the points equilibrium (exact, from the win/loss one's
+    side) under both scorings, 2 to ``max_cards`` cards."""
+    from hiddenhand.solvers.gops import solve
+    from hiddenhand.solvers.gops_winloss import head_to_head as exact
+
+    if max_cards < 2:
+        return
+    print("\nwin/loss equilibrium against the points equilibrium: cards, under win/loss, under point difference")
+    for n in range(2, max_cards + 1):
+        result, difference = exact(solve(n, progress=False, scoring="win_loss"), solve(n, progress=False))
+        print(f"{n:>5} {result:>+9.4f} {difference:>+9.4f}", flush=True)
 
 
 if __name__ == "__main__":
