@@ -98,11 +98,8 @@ class GopsEquilibriumAgent(Agent):
         if view.num_players != 2 or not view.reveal_bids:
             raise ValueError("the equilibrium is for two players with revealed bids (reveal_bids=True)")
         prizes = view.prizes_to_come + (view.prize,)
-        if self.uses_score:
-            diff = view.points[0] - view.points[1]
-            mine, _ = self.solution.strategy(view.hand, view.others_hands[0], prizes, view.prize, diff)
-        else:
-            mine, _ = self.solution.strategy(view.hand, view.others_hands[0], prizes, view.prize)
+        lead = (view.points[0] - view.points[1],) if self.uses_score else ()  # win/loss: the score difference
+        mine, _ = self.solution.strategy(view.hand, view.others_hands[0], prizes, view.prize, *lead)
         probs = np.zeros(self.num_cards)
         for card, prob in mine.items():
             probs[card - 1] = prob

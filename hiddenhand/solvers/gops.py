@@ -469,11 +469,22 @@ def _read_manifest(checkpoint: Path) -> dict:
     return manifest
 
 
-def load_checkpoint(checkpoint: Path, shape, num_cards: int, scoring: str = GopsSolution.scoring) -> list[np.ndarray]:
-    """The completed levels found in ``checkpoint`` (memory-mapped), in order, stopping at
-    the first missing or damaged one (``shape(k)``: level k's expected shape). First removes
-    the temporary files of writes killed midway (a kill -9 leaves them; each is up to a
-    level's size)."""
+def open_checkpoint(
+    checkpoint: str | os.PathLike | None, shape, num_cards: int, scoring: str = GopsSolution.scoring
+) -> tuple[Path | None, list[np.ndarray]]:
+    """The checkpoint directory (checked writable and created; None without one) and the
+    levels a solve starts from: level 0, then those completed in the directory (memory-mapped),
+    in order, stopping at the first missing or damaged one (``shape(k)``: level k's expected
+    shape). First removes the temporary files of writes killed midway (a kill -9 leaves
+    them; each is up to a level's size)."""
+    if checkpoint is None:
+        return None, [np.zeros((1, 1))]
+    folder = check_writable(checkpoint, "checkpoint directory", kind="dir")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, _completed_levels(folder, shape, num_cards, scoring)
+
+
+def _completed_levels(checkpoint: Path, shape, num_cards: int, scoring: str) -> list[np.ndarray]:
     remove_stale_temps(checkpoint, CHECKPOINT_FILES)
     if not (checkpoint / MANIFEST).exists():
         return [np.zeros((1, 1))]
@@ -560,15 +571,10 @@ def solve(
         raise ValueError(f"address={address!r} names a Ray cluster: it needs ray=True (--ray)")
     workers = check_workers(workers)
     indexer = Indexer(n)
-    folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
     basis_folder = check_writable(bases, "bases directory", kind="dir") if bases is not None else None
     if basis_folder is not None:
         basis_folder.mkdir(parents=True, exist_ok=True)
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        levels = load_checkpoint(folder, indexer.shape, n)
-    else:
-        levels = [np.zeros((1, 1))]
+    folder, levels = open_checkpoint(checkpoint, indexer.shape, n)
     total = sum(indexer.lps(k) for k in range(1, n + 1))
     done = sum(indexer.lps(k) for k in range(1, len(levels)))
     seconds: dict[int, float] = {}

@@ -43,7 +43,6 @@ import numpy as np
 from numba import njit
 from tqdm.auto import tqdm
 
-from hiddenhand.files import check_writable
 from hiddenhand.solvers.gops import (
     A_ONLY,
     B_ONLY,
@@ -54,7 +53,7 @@ from hiddenhand.solvers.gops import (
     _positions,
     as_played,
     check_workers,
-    load_checkpoint,
+    open_checkpoint,
     pattern_of,
     run_level,
     save_level,
@@ -278,12 +277,7 @@ def solve(
     def shape(k: int) -> tuple[int, int]:
         return len(indexer.patterns(k)), diffs[k].width
 
-    folder = check_writable(checkpoint, "checkpoint directory", kind="dir") if checkpoint is not None else None
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        levels = load_checkpoint(folder, shape, n, SCORING)
-    else:
-        levels = [np.zeros((1, 1))]
+    folder, levels = open_checkpoint(checkpoint, shape, n, SCORING)
     states = [shape(k)[0] * shape(k)[1] for k in range(n + 1)]  # stored (undecided) states per level
     bar = tqdm(
         total=sum(states[1:]),
