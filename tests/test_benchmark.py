@@ -10,6 +10,7 @@ import hiddenhand.training.benchmark as benchmark
 from hiddenhand.agents import load_agent
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.training.benchmark import Budget, run_benchmark
+from hiddenhand.training.ppo import PPOPoint
 
 TINY = Budget(
     cfr_iterations=10,
@@ -111,3 +112,26 @@ def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
     with pytest.raises(ValueError, match="solves num_cards=4; the benchmark plays 13 cards"):
         run_benchmark("full", tmp_path / "out", gops13=str(solution), progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
+    """``learner_share`` scales one learner's decisions (the full budget halves NFSP's and
+    PSRO's, which play about half as fast) on top of the configuration's ``steps_scale``;
+    a learner it does not name trains the whole budget, and a name that is no learner is refused."""
+    asked = {}
+
+    def fake(method, game, params, steps, out, seed, eval_every, progress):
+        asked[method] = (steps, eval_every)
+        return [PPOPoint(steps, 1.0, 0.5, {})]
+
+    monkeypatch.setattr(benchmark, "train_learner", fake)
+    game = hiddenhand.games()["goofspiel"]
+    entry = benchmark.Benchmark({"num_cards": 6, "observation": "markov"}, learn=True, steps_scale=2)
+    budget = Budget(**{**vars(TINY), "learners": ("mmd", "nfsp"), "learner_share": {"nfsp": 0.25}, "seeds": 1})
+    budget = Budget(**{**vars(budget), "workers": 1, "learner_steps": 1000, "evaluations": 4})
+    runs = benchmark._learned_runs(game, game.rules(**entry.params), entry, budget, tmp_path, 0, False)
+    assert asked == {"mmd": (2000, 500), "nfsp": (500, 125)}
+    assert [r.curve[-1][0] for r in runs] == [2000, 500]
+    wrong = Budget(**{**vars(TINY), "learner_share": {"cfr": 0.5}})
+    with pytest.raises(ValueError, match=r"unknown learners \['cfr'\]"):
+        run_benchmark(wrong, tmp_path, progress=False)

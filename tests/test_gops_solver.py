@@ -15,6 +15,7 @@ from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.files import load_npz, save_npz
 from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns, solve
 from hiddenhand.solvers.matrix_game import _error, _rebuild, solve_game
 
@@ -168,6 +169,24 @@ def test_pattern_counts_and_antisymmetry(solutions):
     assert solution.value(full, full, full) == pytest.approx(0.0, abs=1e-12)
 
 
+def test_antisymmetry_changes_no_value(solutions):
+    """One pattern of each mirror pair is solved and the other copied: every value is the
+    solver's without that (which solves every pattern) to 1e-12, mirrors are exactly
+    negated, and identical hands, the one pattern a level has that is its own mirror, are
+    worth exactly 0."""
+    solution = solutions[7]
+    plain = solve(7, progress=False, antisymmetry=False)
+    for k, (mine, theirs) in enumerate(zip(solution.levels, plain.levels)):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+        kept, copies = solution.indexer.halves(k)
+        mirror = solution.indexer.mirrors(k)
+        assert np.array_equal(mine[copies], -mine[mirror[copies]])
+        (same,) = kept[mirror[kept] == kept]
+        assert solution.indexer.patterns(k)[(2,) * k] == same and not mine[same].any()
+    with pytest.raises(ValueError, match="'antisymmetry': False"):
+        solve(4, progress=False, scoring="win_loss", antisymmetry=False)
+
+
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_equilibrium_is_unexploitable(n, solutions):
     assert abs(exploitability(GopsEquilibriumAgent(n, solutions[n]), n)) < 1e-9
@@ -210,7 +229,16 @@ def test_bad_queries(solutions):
 def test_save_load_and_damaged_files(solutions, tmp_path):
     path = solutions[6].save(tmp_path / "g6.npz")
     loaded = GopsSolution.load(path)
-    assert loaded.value((1, 4), (2, 6), (3, 5)) == solutions[6].value((1, 4), (2, 6), (3, 5))
+    for mine, theirs in zip(loaded.levels, solutions[6].levels):
+        assert np.array_equal(mine, theirs)
+    # The file keeps one pattern of each mirror pair (format 2); format-1 files, which
+    # keep every pattern, still load.
+    meta, arrays = load_npz(path, "test")
+    assert meta["format"] == 2 and len(arrays["level_6"]) == len(solutions[6].indexer.halves(6)[0])
+    levels = {f"level_{k}": np.asarray(level) for k, level in enumerate(solutions[6].levels)}
+    old = save_npz(tmp_path / "format1.npz", {"format": 1, "num_cards": 6}, levels)
+    assert all(np.array_equal(a, b) for a, b in zip(GopsSolution.load(old).levels, solutions[6].levels))
+    assert old.stat().st_size > 1.5 * path.stat().st_size  # headers aside, twice
     with pytest.raises(ValueError, match="solves 6 cards, not 7"):
         GopsSolution.load(path, num_cards=7)
     data = path.read_bytes()

@@ -42,6 +42,7 @@ import json
 import multiprocessing
 import statistics
 import time
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,10 @@ class Budget:
     """Self-play decisions per learned run, times the configuration's ``steps_scale``."""
     learners: tuple[str, ...] = ()
     """Which self-play learners run (:data:`LEARNERS`)."""
+    learner_share: Mapping[str, float] = field(default_factory=dict)
+    """Per learner, the share of ``learner_steps`` it trains for (1 when absent): OpenSpiel's
+    NFSP and PSRO make about half as many decisions a second as MMD and PPO here, so half
+    the decisions gives each learner about the same wall-clock."""
     seeds: int = 1
     """Seeds per self-play learner."""
     workers: int = 1
@@ -113,8 +118,9 @@ BUDGETS = {
         many_cfr_iterations=1000,
         tournament_games=300,
         small=False,
-        learner_steps=500_000,
+        learner_steps=250_000,
         learners=LEARNERS,
+        learner_share={"nfsp": 0.5, "psro": 0.5},
         seeds=3,
         workers=2,
         big_steps=1_000_000,
@@ -204,11 +210,11 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
 def _learned_runs(game: Game, rules, entry: Benchmark, budget: Budget, out: Path, seed: int, progress: bool):
     """Every learner of the budget with each of its seeds, ``budget.workers`` at a time (one
     process each, torch on one thread: two runs side by side use two cores)."""
-    steps = max(1, round(budget.learner_steps * entry.steps_scale))
     jobs = [(method, seed + k) for method in budget.learners for k in range(budget.seeds)]
-    eval_every = max(1, steps // budget.evaluations)
 
     def args(method: str, s: int) -> tuple:
+        steps = max(1, round(budget.learner_steps * entry.steps_scale * budget.learner_share.get(method, 1.0)))
+        eval_every = max(1, steps // budget.evaluations)
         return method, game.name, rules.params, steps, out / method / f"seed{s}", s, eval_every
 
     if budget.workers == 1:
@@ -377,7 +383,7 @@ def run_benchmark(
     solution file of the full Goofspiel game (``hiddenhand solve goofspiel --out``), against
     which the learner trained there also plays."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
-    unknown = sorted(set(spec.learners) - set(LEARNERS))
+    unknown = sorted((set(spec.learners) | set(spec.learner_share)) - set(LEARNERS))
     if unknown:
         raise ValueError(f"unknown learners {unknown}; choose from {', '.join(LEARNERS)}")
     if gops13 is not None:

@@ -58,7 +58,11 @@ from hiddenhand.solvers.gops_best_response import best_response_value, exploitab
 from hiddenhand.solvers.matrix_game import solve_game, solve_into, value_and_basis
 from hiddenhand.validation import check_int
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Of solution files: format 2 stores one pattern of each mirror pair (:meth:`Indexer.halves`),
+format 1 (still read) every pattern."""
+CHECKPOINT_FORMAT = 1
+"""Of checkpoint directories, which hold whole levels (memory-mapped while solving)."""
 A_ONLY, B_ONLY, BOTH = 0, 1, 2
 DROPPED = 1e-12
 """Bid probabilities at or below this (after normalising) are not played: round-off of the simplex."""
@@ -94,6 +98,11 @@ def pattern_of(hand_a: Iterable[int], hand_b: Iterable[int]) -> tuple[int, ...]:
     """The interleaving pattern of two hands of card values."""
     a, b = set(hand_a), set(hand_b)
     return tuple(BOTH if c in a and c in b else A_ONLY if c in a else B_ONLY for c in sorted(a | b))
+
+
+def mirror_of(pattern: tuple[int, ...]) -> tuple[int, ...]:
+    """The pattern seen from the other seat: A-only and B-only cards swapped."""
+    return tuple(B_ONLY if s == A_ONLY else A_ONLY if s == B_ONLY else s for s in pattern)
 
 
 def _positions(pattern: tuple[int, ...]) -> tuple[list[int], list[int]]:
@@ -132,6 +141,7 @@ class Indexer:
         self._levels: dict[int, _Level] = {}
         self._patterns: dict[int, dict[tuple[int, ...], int]] = {}
         self._prizes: dict[int, dict[tuple[int, ...], int]] = {}
+        self._mirrors: dict[int, np.ndarray] = {}
 
     def patterns(self, k: int) -> dict[tuple[int, ...], int]:
         if k not in self._patterns:
@@ -146,6 +156,20 @@ class Indexer:
 
     def shape(self, k: int) -> tuple[int, int]:
         return len(self.patterns(k)), comb(self.num_cards, k)
+
+    def mirrors(self, k: int) -> np.ndarray:
+        """For each pattern of level ``k``, the index of its mirror (A's and B's cards swapped)."""
+        if k not in self._mirrors:
+            patterns = self.patterns(k)
+            self._mirrors[k] = np.array([patterns[mirror_of(p)] for p in patterns], dtype=np.int64)
+        return self._mirrors[k]
+
+    def halves(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(kept, copies): the patterns of level ``k`` that come first in their mirror pair
+        (identical hands, their own mirror, among them), which a solve computes and a file
+        stores, and the others, which are their mirrors' values seen from the other seat."""
+        mirror, order = self.mirrors(k), np.arange(len(self.patterns(k)))
+        return np.flatnonzero(order <= mirror), np.flatnonzero(order > mirror)
 
     def level(self, k: int) -> _Level:
         if k in self._levels:
@@ -212,14 +236,15 @@ def scratch(k):
 
 
 @njit(nogil=True)
-def solve_patterns(win, child, prize_values, prize_child, below, out, bases, start, stop):
-    """Values of patterns ``start:stop`` of one level, for every prize set, into ``out``;
-    when ``bases`` is not empty, each matrix game's optimal basis
+def solve_patterns(todo, win, child, prize_values, prize_child, below, out, bases, start, stop):
+    """Values of patterns ``todo[start:stop]`` of one level, for every prize set, into
+    ``out``; when ``bases`` is not empty, each matrix game's optimal basis
     (:func:`~hiddenhand.solvers.matrix_game.value_and_basis`) into ``bases[p, q, u]``."""
     k = win.shape[1]
     m, tableau, basis, _, _ = scratch(k)
     keep = bases.shape[0] > 0
-    for p in range(start, stop):
+    for r in range(start, stop):
+        p = todo[r]
         for q in range(prize_values.shape[0]):
             total = 0.0
             for u in range(k):
@@ -244,6 +269,25 @@ def _strategy_level(win, child, prize_values, prize_child, below, out, start, st
                 solve_into(m, tableau, basis, x, y)
                 as_played(x)
                 out[p, q, u] = x
+
+
+def mirror_level(indexer: Indexer, k: int, out: np.ndarray, bases: np.ndarray) -> None:
+    """Complete level ``k`` of a solve that computed only the patterns
+    :meth:`Indexer.halves` keeps. Swapping the seats mirrors the pattern and turns each
+    matrix game ``M`` into ``-M.T`` (exactly, since the level below is antisymmetric too),
+    so a mirror's value is the negated value, and its optimal basis is the same one with the
+    roles of rows and columns swapped (the low ``k`` bits of a mask are rows, the next ``k``
+    columns: :func:`~hiddenhand.solvers.matrix_game.value_and_basis`). Identical hands
+    are their own mirror, a symmetric game worth exactly 0; the simplex's round-off there
+    is cleared."""
+    kept, copies = indexer.halves(k)
+    mirror = indexer.mirrors(k)
+    out[copies] = -out[mirror[copies]]
+    out[kept[mirror[kept] == kept]] = 0.0
+    if bases.shape[0]:
+        low = np.uint32((1 << k) - 1)
+        found = bases[mirror[copies]]
+        bases[copies] = ((found >> np.uint32(k)) & low) | ((found & low) << np.uint32(k))
 
 
 def run_level(pool: ThreadPoolExecutor, workers: int, patterns: int, work, bar) -> None:
@@ -383,15 +427,32 @@ class GopsSolution:
         return table
 
     # ------------------------------------------------------------------ files
+    def mirrored(self, k: int, values: np.ndarray) -> np.ndarray:
+        """Level ``k``'s rows ``values`` seen from the other seat: the values of the mirrored
+        patterns (:meth:`Indexer.halves`)."""
+        return -values
+
     def save(self, path: str | os.PathLike) -> Path:
         """Write every level to one ``.npz`` file, atomically, with a checksum over the file
-        (:func:`hiddenhand.files.save_npz`) and, so that format-1 readers still verify it,
-        one per level."""
+        (:func:`hiddenhand.files.save_npz`) and one per level. Each level keeps one pattern
+        of each mirror pair (format 2): the other is its negation, and the file is half as
+        large (1.35 GB at 13 cards)."""
         path = check_writable(path, "Goofspiel solution file")
-        sums = [digest(level) for level in self.levels]
+        stored = [np.ascontiguousarray(level[self.indexer.halves(k)[0]]) for k, level in enumerate(self.levels)]
+        sums = [digest(level) for level in stored]
         meta = {"format": FORMAT_VERSION, "num_cards": self.num_cards, "scoring": self.scoring, "sha256": sums}
-        arrays = {f"level_{k}": level for k, level in enumerate(self.levels)}
-        return save_npz(path, meta, arrays)
+        return save_npz(path, meta, {f"level_{k}": level for k, level in enumerate(stored)})
+
+    def _unfold(self, k: int, stored: np.ndarray, path) -> np.ndarray:
+        """Level ``k`` whole from the rows a format-2 file keeps."""
+        kept, copies = self.indexer.halves(k)
+        shape = (len(kept), *self.level_shape(k)[1:])
+        if stored.shape != shape:
+            raise ValueError(f"{path}: level {k} has shape {stored.shape}, expected {shape}")
+        level = np.empty(self.level_shape(k))
+        level[kept] = stored
+        level[copies] = self.mirrored(k, level[self.indexer.mirrors(k)[copies]])
+        return level
 
     @classmethod
     def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> GopsSolution:
@@ -400,8 +461,8 @@ class GopsSolution:
         are verified by their per-level ones. A file's ``scoring`` (absent before win/loss
         solutions: point difference) picks the class it is read as."""
         meta, arrays = load_npz(path, "Goofspiel solution file", ("format", "num_cards"), legacy=_level_sums)
-        if meta["format"] != FORMAT_VERSION:
-            raise ValueError(f"{path} has format {meta['format']!r}, this version reads {FORMAT_VERSION}")
+        if meta["format"] not in (1, FORMAT_VERSION):
+            raise ValueError(f"{path} has format {meta['format']!r}, this version reads 1 and {FORMAT_VERSION}")
         n = meta["num_cards"]
         if not isinstance(n, int) or not 1 <= n <= 13:
             raise ValueError(f"{path} is not a Goofspiel solution file: num_cards={n!r}")
@@ -414,6 +475,8 @@ class GopsSolution:
         if not issubclass(kind, cls):
             raise ValueError(f"{path} holds a {kind.scoring} solution, not a {cls.scoring} one")
         solution = kind(n, [arrays[f"level_{k}"] for k in range(n + 1)])
+        if meta["format"] == FORMAT_VERSION:
+            solution.levels = [solution._unfold(k, level, path) for k, level in enumerate(solution.levels)]
         for k, level in enumerate(solution.levels):
             if level.shape != solution.level_shape(k):
                 raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {solution.level_shape(k)}")
@@ -490,7 +553,7 @@ def _completed_levels(checkpoint: Path, shape, num_cards: int, scoring: str) -> 
         return [np.zeros((1, 1))]
     manifest = _read_manifest(checkpoint)
     found = manifest.get("scoring", GopsSolution.scoring)
-    if manifest["num_cards"] != num_cards or manifest["format"] != FORMAT_VERSION or found != scoring:
+    if manifest["num_cards"] != num_cards or manifest["format"] != CHECKPOINT_FORMAT or found != scoring:
         raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {manifest}")
     levels = [np.zeros((1, 1))]
     for k in range(1, num_cards + 1):
@@ -518,7 +581,7 @@ def save_level(
     manifest = (
         _read_manifest(checkpoint)
         if (checkpoint / MANIFEST).exists()
-        else {"format": FORMAT_VERSION, "num_cards": num_cards, "scoring": scoring, "sha256": {}}
+        else {"format": CHECKPOINT_FORMAT, "num_cards": num_cards, "scoring": scoring, "sha256": {}}
     )
     manifest["sha256"][str(k)] = digest(level)
     with atomic_write(checkpoint / MANIFEST, "w") as handle:
@@ -536,6 +599,7 @@ def solve(
     ray: bool = False,
     address: str | None = None,
     scoring: str = "point_difference",
+    antisymmetry: bool = True,
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
@@ -555,10 +619,14 @@ def solve(
     ``"win_loss"`` (P(A wins) - P(B wins), over states that include the score:
     :mod:`hiddenhand.solvers.gops_winloss`, which takes ``workers``, ``progress`` and
     ``checkpoint`` alone).
+    ``antisymmetry``: solve one pattern of each mirror pair and copy the other
+    (:func:`mirror_level`), half the matrix games; ``False`` solves every pattern (the
+    solver as it was, which the benchmark runs beside this one and the tests compare).
     """
     if solution_class(scoring) is not GopsSolution:
         extra = {"bases": bases, "ray": ray, "address": address}
         given = {name: value for name, value in extra.items() if value not in (None, False)}
+        given |= {} if antisymmetry else {"antisymmetry": False}
         if given:
             raise ValueError(f"{given} apply to point-difference solves; scoring={scoring!r} takes none of them")
         from hiddenhand.solvers import gops_winloss
@@ -575,10 +643,20 @@ def solve(
     if basis_folder is not None:
         basis_folder.mkdir(parents=True, exist_ok=True)
     folder, levels = open_checkpoint(checkpoint, indexer.shape, n)
-    total = sum(indexer.lps(k) for k in range(1, n + 1))
-    done = sum(indexer.lps(k) for k in range(1, len(levels)))
+
+    def todo(k: int) -> np.ndarray:
+        return indexer.halves(k)[0] if antisymmetry else np.arange(indexer.shape(k)[0])
+
+    games = {k: len(todo(k)) * indexer.shape(k)[1] * k for k in range(1, n + 1)}
     seconds: dict[int, float] = {}
-    bar = tqdm(total=total, initial=done, unit="LP", unit_scale=True, disable=not progress, desc=f"GOPS {n}")
+    bar = tqdm(
+        total=sum(games.values()),
+        initial=sum(games[k] for k in range(1, len(levels))),
+        unit="LP",
+        unit_scale=True,
+        disable=not progress,
+        desc=f"GOPS {n}",
+    )
     if ray:
         from hiddenhand.solvers.gops_ray import RayLevels  # Ray is an optional extra
 
@@ -587,21 +665,23 @@ def solve(
         for k in range(len(levels), n + 1):
             started = time.perf_counter()
             bar.set_description(f"GOPS {n} level {k}/{n}")
-            level = indexer.level(k)
+            level, rows = indexer.level(k), todo(k)
             out = np.empty(indexer.shape(k))
             below = np.ascontiguousarray(levels[k - 1])
             masks = np.empty((*out.shape, k) if basis_folder else (0, 0, 0), dtype=np.uint32)
 
             def run(start: int, stop: int) -> int:
                 solve_patterns(
-                    level.win, level.child, level.prize_values, level.prize_child, below, out, masks, start, stop
+                    rows, level.win, level.child, level.prize_values, level.prize_child, below, out, masks, start, stop
                 )
                 return (stop - start) * out.shape[1] * k
 
             if ray:
-                cluster.solve_level(level, below, out, masks, bar)
+                cluster.solve_level(level, rows, below, out, masks, bar)
             else:
-                run_level(pool, workers, len(level.patterns), run, bar)
+                run_level(pool, workers, len(rows), run, bar)
+            if antisymmetry:
+                mirror_level(indexer, k, out, masks)
             if basis_folder is not None:
                 gops_bases.save_level(basis_folder, k, masks, below, n)
             levels.append(save_level(folder, k, out, n) if folder is not None else out)

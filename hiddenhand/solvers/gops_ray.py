@@ -37,7 +37,7 @@ def _chunk(win, child, prize_values, prize_child, below, keep_bases: bool):
     k = win.shape[1]
     out = np.empty((win.shape[0], prize_values.shape[0]))
     bases = np.empty((*out.shape, k) if keep_bases else (0, 0, 0), dtype=np.uint32)
-    solve_patterns(win, child, prize_values, prize_child, below, out, bases, 0, win.shape[0])
+    solve_patterns(np.arange(win.shape[0]), win, child, prize_values, prize_child, below, out, bases, 0, len(out))
     return out, bases
 
 
@@ -53,25 +53,25 @@ class RayLevels:
         self.task = ray.remote(num_cpus=1)(_chunk)
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
-    def solve_level(self, level: _Level, below: np.ndarray, out: np.ndarray, bases: np.ndarray, bar) -> None:
-        """Fill ``out`` (and ``bases`` unless it is empty) for every pattern of ``level`` from
-        the values ``below``; ``bar`` advances by each chunk's matrix games."""
+    def solve_level(
+        self, level: _Level, todo: np.ndarray, below: np.ndarray, out: np.ndarray, bases: np.ndarray, bar
+    ) -> None:
+        """Fill ``out`` (and ``bases`` unless it is empty) for the patterns ``todo`` of
+        ``level`` from the values ``below``; ``bar`` advances by each chunk's matrix games."""
         ray = self.ray
-        patterns, prize_sets, k = len(level.patterns), out.shape[1], level.win.shape[1]
+        patterns, prize_sets, k = len(todo), out.shape[1], level.win.shape[1]
         shared = [ray.put(a) for a in (level.prize_values, level.prize_child, below)]
         keep = bases.shape[0] > 0
         size = max(1, -(-patterns // (TASKS_PER_CPU * self.cpus)))
-        pending = {
-            self.task.remote(level.win[a : a + size], level.child[a : a + size], *shared, keep): a
-            for a in range(0, patterns, size)
-        }
+        chunks = [todo[a : a + size] for a in range(0, patterns, size)]
+        pending = {self.task.remote(level.win[rows], level.child[rows], *shared, keep): rows for rows in chunks}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
-            start = pending.pop(done[0])
+            rows = pending.pop(done[0])
             values, masks = ray.get(done[0])
-            out[start : start + len(values)] = values
+            out[rows] = values
             if keep:
-                bases[start : start + len(values)] = masks
+                bases[rows] = masks
             bar.update(len(values) * prize_sets * k)
 
 

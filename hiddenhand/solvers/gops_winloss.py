@@ -44,8 +44,6 @@ from numba import njit
 from tqdm.auto import tqdm
 
 from hiddenhand.solvers.gops import (
-    A_ONLY,
-    B_ONLY,
     GopsSolution,
     Indexer,
     _child,
@@ -53,6 +51,7 @@ from hiddenhand.solvers.gops import (
     _positions,
     as_played,
     check_workers,
+    mirror_of,
     open_checkpoint,
     pattern_of,
     run_level,
@@ -96,11 +95,9 @@ class Differences:
         return 2 * centre - index
 
 
-def mirrors(indexer: Indexer, k: int) -> np.ndarray:
-    """For each pattern of level ``k``, the index of its mirror (A's and B's cards swapped)."""
-    patterns = indexer.patterns(k)
-    swap = {A_ONLY: B_ONLY, B_ONLY: A_ONLY}
-    return np.array([patterns[tuple(swap.get(s, s) for s in p)] for p in patterns], dtype=np.int64)
+def _mirrored(values: np.ndarray, differences: Differences) -> np.ndarray:
+    """Rows of values seen from the other seat: negated, and the difference reversed."""
+    return -values[:, differences.reversal()]
 
 
 @njit(nogil=True)
@@ -216,6 +213,9 @@ class WinLossSolution(GopsSolution):
         _, x, y = solve_game(m)
         return x, y
 
+    def mirrored(self, k: int, values: np.ndarray) -> np.ndarray:
+        return _mirrored(values, self.differences[k])
+
     def strategy_table(self, k, *, workers=None, progress=False):
         raise ValueError("strategy tables are kept for point-difference solutions; use strategy(..., diff)")
 
@@ -229,7 +229,6 @@ def head_to_head(win_loss: WinLossSolution, points: GopsSolution) -> tuple[float
     over (pattern, prizes left, difference) along the two strategies' supports."""
     if win_loss.num_cards != points.num_cards or points.scoring != GopsSolution.scoring:
         raise ValueError("head_to_head takes a win/loss and a point-difference solution of the same size")
-    swap = {A_ONLY: B_ONLY, B_ONLY: A_ONLY}
 
     @functools.cache
     def value(pattern: tuple[int, ...], prizes: tuple[int, ...], d: int) -> tuple[float, float]:
@@ -240,7 +239,7 @@ def head_to_head(win_loss: WinLossSolution, points: GopsSolution) -> tuple[float
         for upcard in prizes:
             rest = tuple(c for c in prizes if c != upcard)
             x = _played(win_loss._strategy_by_rank(pattern, prizes, upcard, d)[0])
-            y = _played(points._strategy_by_rank(tuple(swap.get(s, s) for s in pattern), prizes, upcard)[0])
+            y = _played(points._strategy_by_rank(mirror_of(pattern), prizes, upcard)[0])
             for i in np.flatnonzero(x):
                 for j in np.flatnonzero(y):
                     won = (a_pos[i] > b_pos[j]) - (a_pos[i] < b_pos[j])
@@ -294,8 +293,8 @@ def solve(
             started = time.perf_counter()
             bar.set_description(f"GOPS {n} win/loss level {k}/{n}")
             level = indexer.level(k)
-            mirror = mirrors(indexer, k)
-            todo = np.flatnonzero(np.arange(len(mirror)) <= mirror)
+            mirror = indexer.mirrors(k)
+            todo, copies = indexer.halves(k)
             out = np.empty(shape(k))
             below = np.ascontiguousarray(levels[k - 1])
             here, under = diffs[k], diffs[k - 1]
@@ -320,12 +319,11 @@ def solve(
                 return (stop - start) * here.width
 
             run_level(pool, workers, len(todo), run, bar)
-            copies = np.flatnonzero(np.arange(len(mirror)) > mirror)
-            out[copies] = -out[mirror[copies]][:, here.reversal()]
+            out[copies] = _mirrored(out[mirror[copies]], here)
             bar.update(len(copies) * here.width)
             levels.append(save_level(folder, k, out, n, SCORING) if folder is not None else out)
             seconds[k], games[k] = time.perf_counter() - started, sum(solved)
     return WinLossSolution(n, levels, seconds, games)
 
 
-__all__ = ["Differences", "WinLossSolution", "head_to_head", "mirrors", "solve"]
+__all__ = ["Differences", "WinLossSolution", "head_to_head", "solve"]
