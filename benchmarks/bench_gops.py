@@ -8,6 +8,11 @@ The per-level table of the largest size gives the scaling used to extrapolate to
 process first solves 3 cards, which compiles the kernels (a few seconds, printed apart),
 so that the times are the solves'.
 
+Points only: beside each size, the solver as it was before antisymmetry (``solve(n,
+shortcuts=False)``: every pattern solved, every state stored) in its own process, the
+ratio of its time to ours, the largest difference between the two solutions' values
+(computed after its timing) and the size of the values each file holds.
+
 ``--scoring win_loss`` runs the win/loss solve (:mod:`hiddenhand.solvers.gops_winloss`)
 against the plain win/loss recursion, which also checks every state's value (the largest
 difference is printed), and prints beside each size the time matttang27/GOPSsolver
@@ -48,15 +53,19 @@ def _child(kind: str, n: int, scoring: str) -> None:
     solve(3, progress=False, scoring=scoring)  # numba compiles the kernels on their first call
     start = time.perf_counter()
     error = None
-    if kind == "ours":
+    if kind == "before":
+        solution = solve(n, progress=False, shortcuts=False)
+        levels = {k: (solution.indexer.lps(k), s) for k, s in solution.level_seconds.items()}
+    elif kind == "ours":
         solution = solve(n, progress=False, scoring=scoring)
+        solved = {k: len(solution.indexer.halves(k)[0]) * solution.indexer.shape(k)[1] * k for k in range(n + 1)}
         if scoring == "win_loss":  # games solved, seconds, stored states, bytes
             levels = {
                 k: (solution.level_games[k], s, solution.levels[k].size, solution.levels[k].nbytes)
                 for k, s in solution.level_seconds.items()
             }
         else:
-            levels = {k: (solution.indexer.lps(k), s) for k, s in solution.level_seconds.items()}
+            levels = {k: (solved[k], s) for k, s in solution.level_seconds.items()}
     else:
         sys.path.insert(0, str(ROOT / "tests"))
         from gops_reference import plain_values, plain_winloss_values
@@ -68,7 +77,14 @@ def _child(kind: str, n: int, scoring: str) -> None:
             error = max(abs(ours.value(a, b, p, d) - v) for (a, b, p, d), v in plain.items())
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+    stored = None
+    if kind == "before":  # after the timing: ours, to compare every value and the files' sizes
+        ours = solve(n, progress=False)
+        error = max(float(abs(a - b).max()) for a, b in zip(ours.levels, solution.levels))
+        kept = [ours.indexer.halves(k)[0] for k in range(n + 1)]
+        stored = (sum(a.nbytes for a in solution.levels), sum(a[rows].nbytes for a, rows in zip(ours.levels, kept)))
     report = {"seconds": seconds, "compile": start - compiling, "peak_gib": peak, "levels": levels, "error": error}
+    report["stored"] = stored
     print(json.dumps(report))
 
 
@@ -124,7 +140,11 @@ def main() -> None:
 
     win_loss = args.scoring == "win_loss"
     header = f"{'cards':>5} {'ours s':>9} {'ours GiB':>9} {'plain s':>9} {'plain GiB':>9} {'ratio':>7}"
-    print(header + (f" {'max diff':>9} {'GOPSsolver s':>12} {'ratio':>7}" if win_loss else ""))
+    if win_loss:
+        header += f" {'max diff':>9} {'GOPSsolver s':>12} {'ratio':>7}"
+    else:
+        header += f" {'before s':>9} {'bef. GiB':>9} {'ratio':>7} {'max diff':>9} {'file MB':>9} {'before MB':>9}"
+    print(header)
     last = None
     for n in range(args.min_cards, args.max_cards + 1):
         ours = [run("ours", n, args.scoring) for _ in range(args.repeats)]
@@ -138,6 +158,14 @@ def main() -> None:
                 row += f" {max(r['error'] for r in plain):>9.1e}"
         elif win_loss:
             row += f" {'':>9} {'':>9} {'':>7} {'':>9}"
+        else:
+            row += f" {'':>9} {'':>9} {'':>7}"
+        if not win_loss:
+            before = [run("before", n, args.scoring) for _ in range(args.repeats)]
+            theirs = statistics.median(r["seconds"] for r in before)
+            full, half = before[0]["stored"]
+            row += f" {theirs:>9.3f} {max(r['peak_gib'] for r in before):>9.3f} {theirs / mine:>7.2f}"
+            row += f" {max(r['error'] for r in before):>9.1e} {half / 1e6:>9.1f} {full / 1e6:>9.1f}"
         if win_loss and n in PUBLISHED_WIN_LOSS:
             row += f" {PUBLISHED_WIN_LOSS[n]:>12.0f} {PUBLISHED_WIN_LOSS[n] / mine:>7.0f}"
         print(row, flush=True)

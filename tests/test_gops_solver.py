@@ -169,13 +169,13 @@ def test_pattern_counts_and_antisymmetry(solutions):
     assert solution.value(full, full, full) == pytest.approx(0.0, abs=1e-12)
 
 
-def test_antisymmetry_changes_no_value(solutions):
-    """One pattern of each mirror pair is solved and the other copied: every value is the
-    solver's without that (which solves every pattern) to 1e-12, mirrors are exactly
-    negated, and identical hands, the one pattern a level has that is its own mirror, are
-    worth exactly 0."""
+def test_shortcuts_change_no_value(solutions):
+    """One pattern of each mirror pair is solved and the other copied, and each game starts
+    from its neighbour's basis: every value is the plain solver's (every pattern, the
+    simplex from scratch) to 1e-12, mirrors are exactly negated, and identical hands, the
+    one pattern a level has that is its own mirror, are worth exactly 0."""
     solution = solutions[7]
-    plain = solve(7, progress=False, antisymmetry=False)
+    plain = solve(7, progress=False, shortcuts=False)
     for k, (mine, theirs) in enumerate(zip(solution.levels, plain.levels)):
         np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
         kept, copies = solution.indexer.halves(k)
@@ -183,8 +183,8 @@ def test_antisymmetry_changes_no_value(solutions):
         assert np.array_equal(mine[copies], -mine[mirror[copies]])
         (same,) = kept[mirror[kept] == kept]
         assert solution.indexer.patterns(k)[(2,) * k] == same and not mine[same].any()
-    with pytest.raises(ValueError, match="'antisymmetry': False"):
-        solve(4, progress=False, scoring="win_loss", antisymmetry=False)
+    with pytest.raises(ValueError, match="'shortcuts': False"):
+        solve(4, progress=False, scoring="win_loss", shortcuts=False)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])

@@ -55,7 +55,7 @@ from hiddenhand.files import (
 )
 from hiddenhand.solvers import gops_bases
 from hiddenhand.solvers.gops_best_response import best_response_value, exploitability
-from hiddenhand.solvers.matrix_game import solve_game, solve_into, value_and_basis
+from hiddenhand.solvers.matrix_game import solve_game, solve_into, value_and_basis, value_from_hint
 from hiddenhand.validation import check_int
 
 FORMAT_VERSION = 2
@@ -236,23 +236,34 @@ def scratch(k):
 
 
 @njit(nogil=True)
-def solve_patterns(todo, win, child, prize_values, prize_child, below, out, bases, start, stop):
+def solve_patterns(todo, win, child, prize_values, prize_child, below, out, bases, warm, start, stop):
     """Values of patterns ``todo[start:stop]`` of one level, for every prize set, into
-    ``out``; when ``bases`` is not empty, each matrix game's optimal basis
-    (:func:`~hiddenhand.solvers.matrix_game.value_and_basis`) into ``bases[p, q, u]``."""
+    ``out``. When ``bases`` is not empty, each matrix game's optimal basis as the simplex
+    finds it (:func:`~hiddenhand.solvers.matrix_game.value_and_basis`) goes into
+    ``bases[p, q, u]``; otherwise, when ``warm``, each game first tries the basis of the
+    game before it with the same hands and upcard rank
+    (:func:`~hiddenhand.solvers.matrix_game.value_from_hint`), half the cost when it holds.
+    The hints restart with each pattern, so a pattern's values do not depend on how the
+    level is cut into chunks."""
     k = win.shape[1]
-    m, tableau, basis, _, _ = scratch(k)
+    m, tableau, basis, x, _ = scratch(k)
+    lu, w, z, at = np.empty((k, k)), np.empty(k), np.empty(k), np.empty(3 * k, dtype=np.int64)
+    hints = np.zeros(k, dtype=np.int64)
     keep = bases.shape[0] > 0
     for r in range(start, stop):
         p = todo[r]
+        hints[:] = 0
         for q in range(prize_values.shape[0]):
             total = 0.0
             for u in range(k):
                 fill_matrix(m, win, child, below, p, prize_values[q, u], prize_child[q, u])
-                value, mask = value_and_basis(m, tableau, basis)
+                if warm and not keep:
+                    value, hints[u] = value_from_hint(m, hints[u], tableau, basis, x, lu, w, z, at)
+                else:
+                    value, mask = value_and_basis(m, tableau, basis)
+                    if keep:
+                        bases[p, q, u] = mask
                 total += value
-                if keep:
-                    bases[p, q, u] = mask
             out[p, q] = total / k
 
 
@@ -599,7 +610,7 @@ def solve(
     ray: bool = False,
     address: str | None = None,
     scoring: str = "point_difference",
-    antisymmetry: bool = True,
+    shortcuts: bool = True,
 ) -> GopsSolution:
     """Solve ``num_cards`` Goofspiel exactly; see the module docstring.
 
@@ -619,14 +630,16 @@ def solve(
     ``"win_loss"`` (P(A wins) - P(B wins), over states that include the score:
     :mod:`hiddenhand.solvers.gops_winloss`, which takes ``workers``, ``progress`` and
     ``checkpoint`` alone).
-    ``antisymmetry``: solve one pattern of each mirror pair and copy the other
-    (:func:`mirror_level`), half the matrix games; ``False`` solves every pattern (the
-    solver as it was, which the benchmark runs beside this one and the tests compare).
+    ``shortcuts``: solve one pattern of each mirror pair and copy the other
+    (:func:`mirror_level`), half the matrix games, and start each game from its
+    neighbour's basis (:func:`solve_patterns`); ``False`` solves every pattern's every game
+    by the simplex from scratch (the solver as it was, which the benchmark runs beside this
+    one and the tests compare).
     """
     if solution_class(scoring) is not GopsSolution:
         extra = {"bases": bases, "ray": ray, "address": address}
         given = {name: value for name, value in extra.items() if value not in (None, False)}
-        given |= {} if antisymmetry else {"antisymmetry": False}
+        given |= {} if shortcuts else {"shortcuts": False}
         if given:
             raise ValueError(f"{given} apply to point-difference solves; scoring={scoring!r} takes none of them")
         from hiddenhand.solvers import gops_winloss
@@ -645,7 +658,7 @@ def solve(
     folder, levels = open_checkpoint(checkpoint, indexer.shape, n)
 
     def todo(k: int) -> np.ndarray:
-        return indexer.halves(k)[0] if antisymmetry else np.arange(indexer.shape(k)[0])
+        return indexer.halves(k)[0] if shortcuts else np.arange(indexer.shape(k)[0])
 
     games = {k: len(todo(k)) * indexer.shape(k)[1] * k for k in range(1, n + 1)}
     seconds: dict[int, float] = {}
@@ -672,15 +685,25 @@ def solve(
 
             def run(start: int, stop: int) -> int:
                 solve_patterns(
-                    rows, level.win, level.child, level.prize_values, level.prize_child, below, out, masks, start, stop
+                    rows,
+                    level.win,
+                    level.child,
+                    level.prize_values,
+                    level.prize_child,
+                    below,
+                    out,
+                    masks,
+                    shortcuts,
+                    start,
+                    stop,
                 )
                 return (stop - start) * out.shape[1] * k
 
             if ray:
-                cluster.solve_level(level, rows, below, out, masks, bar)
+                cluster.solve_level(level, rows, below, out, masks, shortcuts, bar)
             else:
                 run_level(pool, workers, len(rows), run, bar)
-            if antisymmetry:
+            if shortcuts:
                 mirror_level(indexer, k, out, masks)
             if basis_folder is not None:
                 gops_bases.save_level(basis_folder, k, masks, below, n)

@@ -30,14 +30,15 @@ TASKS_PER_CPU = 8
 """Chunks per CPU of the cluster in each level: enough to balance uneven patterns."""
 
 
-def _chunk(win, child, prize_values, prize_child, below, keep_bases: bool):
+def _chunk(win, child, prize_values, prize_child, below, keep_bases: bool, warm: bool):
     """One task: the values (and bases) of the patterns whose tables ``win``, ``child`` are."""
     from hiddenhand.solvers.gops import solve_patterns
 
     k = win.shape[1]
     out = np.empty((win.shape[0], prize_values.shape[0]))
     bases = np.empty((*out.shape, k) if keep_bases else (0, 0, 0), dtype=np.uint32)
-    solve_patterns(np.arange(win.shape[0]), win, child, prize_values, prize_child, below, out, bases, 0, len(out))
+    rows = np.arange(win.shape[0])
+    solve_patterns(rows, win, child, prize_values, prize_child, below, out, bases, warm, 0, len(out))
     return out, bases
 
 
@@ -54,17 +55,19 @@ class RayLevels:
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def solve_level(
-        self, level: _Level, todo: np.ndarray, below: np.ndarray, out: np.ndarray, bases: np.ndarray, bar
+        self, level: _Level, todo: np.ndarray, below: np.ndarray, out: np.ndarray, bases: np.ndarray, warm: bool, bar
     ) -> None:
         """Fill ``out`` (and ``bases`` unless it is empty) for the patterns ``todo`` of
-        ``level`` from the values ``below``; ``bar`` advances by each chunk's matrix games."""
+        ``level`` from the values ``below`` (``warm``: as in
+        :func:`~hiddenhand.solvers.gops.solve_patterns`); ``bar`` advances by each chunk's
+        matrix games."""
         ray = self.ray
         patterns, prize_sets, k = len(todo), out.shape[1], level.win.shape[1]
         shared = [ray.put(a) for a in (level.prize_values, level.prize_child, below)]
         keep = bases.shape[0] > 0
         size = max(1, -(-patterns // (TASKS_PER_CPU * self.cpus)))
         chunks = [todo[a : a + size] for a in range(0, patterns, size)]
-        pending = {self.task.remote(level.win[rows], level.child[rows], *shared, keep): rows for rows in chunks}
+        pending = {self.task.remote(level.win[rows], level.child[rows], *shared, keep, warm): rows for rows in chunks}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             rows = pending.pop(done[0])
