@@ -233,3 +233,35 @@ def test_a_damaged_or_foreign_network_is_refused(tmp_path):
     assert not is_network_dir(tmp_path / "missing") and not is_network_dir(tmp_path)
     with pytest.raises(ValueError, match="not one of"):
         NetworkAgent("goofspiel", {}, "x", 4, (), 2, [Member("softmax", 1.0, {})])
+
+
+def test_psro_plays_its_meta_game_in_a_loop_with_sample_episodes_draws():
+    """PSRO's meta-game games are played by ``_play_out``: the same returns as psro_v2's
+    ``sample_episode`` from the same seed, without a stack frame per move (that recursion
+    overflowed Python's 1,000 frames on a whole Bid Spoof game between stalling members)."""
+    import inspect
+    import random
+
+    import pyspiel
+    from open_spiel.python import policy
+    from open_spiel.python.algorithms.psro_v2.abstract_meta_trainer import sample_episode
+
+    import hiddenhand.openspiel  # noqa: F401  (registers the games with OpenSpiel)
+    from hiddenhand.training.openspiel_baselines import _play_out
+
+    game = pyspiel.load_game("hiddenhand_bid_spoof", {"num_players": 2, "coins": 3, "observation": "markov"})
+    uniform = policy.UniformRandomPolicy(game)
+    depths = []
+
+    def measured(state, player=None):
+        depths.append(len(inspect.stack(0)))
+        return uniform(state, player)
+
+    for seed in range(20):
+        random.seed(seed)  # psro_v2's utils.random_choice draws from Python's generator
+        theirs = sample_episode(game.new_initial_state(), [uniform, uniform])
+        random.seed(seed)
+        depths.clear()
+        mine = _play_out(game.new_initial_state(), [measured, measured])
+        np.testing.assert_array_equal(mine, theirs)
+        assert len(depths) > 5 and len(set(depths)) == 1  # as deep at the last move as at the first

@@ -592,18 +592,38 @@ def _symmetric_solver_class(counter: _Counter):
             return self._meta_games
 
         def _symmetrised(self, a, b) -> tuple[float, float]:
-            from open_spiel.python.algorithms.psro_v2.abstract_meta_trainer import sample_episode
-
             totals = np.zeros(2)
             half = max(1, self._sims_per_entry // 2)
             for seats in ((a, b), (b, a)):
                 for _ in range(half):
-                    returns = sample_episode(self._game.new_initial_state(), list(seats))
+                    returns = _play_out(self._game.new_initial_state(), list(seats))
                     totals += returns if seats[0] is a else returns[::-1]
                     counter.games += 1
             return tuple(totals / (2 * half))
 
     return SymmetrisedPSRO
+
+
+def _play_out(state, policies) -> np.ndarray:
+    """The returns of one game of ``policies`` from ``state``, drawn as psro_v2's
+    ``sample_episode`` draws them (``utils.random_choice``), in a loop: that function
+    recurses once per move, and a whole game of Bid Spoof outgrows Python's 1,000 frames."""
+    from open_spiel.python.algorithms.psro_v2 import utils
+
+    while not state.is_terminal():
+        if state.is_simultaneous_node():
+            actions = []
+            for player in range(state.num_players()):
+                outcomes, probs = zip(*policies[player](state, player).items())
+                actions.append(utils.random_choice(outcomes, probs))
+            state.apply_actions(actions)
+            continue
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes())
+        else:
+            outcomes, probs = zip(*policies[state.current_player()](state).items())
+        state.apply_action(utils.random_choice(outcomes, probs))
+    return np.array(state.returns(), dtype=np.float32)
 
 
 def _mixture_measure(game, rules, limit: int):
