@@ -238,3 +238,83 @@ def test_certify_command_with_bases(capsys, tmp_path):
     assert main(["solve", "goofspiel", "--cards", "5", "--load", path, "--bases", folder, "--certify"]) == 0
     out = capsys.readouterr().out
     assert "rebuilt from the stored bases of 5 of 5 levels, 0 games re-solved" in out
+
+
+def test_a_game_the_simplex_gets_wrong_is_solved_from_the_other_seat():
+    """A 13-card level-7 game (identical rows and columns up to 1e-7) on which every retry
+    of the simplex stopped 4e-8 from the value, and so did the solve's value for its
+    state. ``value_and_basis`` then solves the same game from the other seat (``-M'``),
+    exact here: its value is the other seat's to round-off, and its basis proves it."""
+    m = np.array(
+        [
+            [
+                -33.48163398710398,
+                -40.175710568907256,
+                -38.52489721263477,
+                -35.54524065715455,
+                -35.54524065715455,
+                -35.54524065715455,
+                -35.54524065715455,
+            ],
+            [
+                -26.481633987103983,
+                -40.175710568907256,
+                -38.52489721263477,
+                -35.54524073697844,
+                -35.54524073697844,
+                -35.54524073697844,
+                -35.54524073697844,
+            ],
+            [
+                -26.481633987103983,
+                -40.175710568907256,
+                -38.52489721263477,
+                -35.54524073697844,
+                -35.54524073697844,
+                -35.54524073697844,
+                -35.54524073697844,
+            ],
+            [
+                -26.481633987103983,
+                -40.175710568907256,
+                -38.52489721263477,
+                -35.54524073697844,
+                -35.54524073697844,
+                -35.54524073697844,
+                -35.54524073697844,
+            ],
+            [
+                -26.876484830408913,
+                -33.175710568907256,
+                -39.00132568080905,
+                -36.187659021341716,
+                -36.187659021341716,
+                -36.187659021341716,
+                -36.187659021341716,
+            ],
+            [
+                -27.28402645633644,
+                -26.175710568907256,
+                -39.448130234371575,
+                -36.83596419176237,
+                -36.83596419176237,
+                -36.83596419176237,
+                -36.83596419176237,
+            ],
+            [
+                -28.542302918308373,
+                -28.0,
+                -25.448130234371575,
+                -39.448130234371575,
+                -39.448130234371575,
+                -39.448130234371575,
+                -39.448130234371575,
+            ],
+        ]
+    )
+    k = len(m)
+    value, mask = value_and_basis(m, np.empty((k + 1, 2 * k + 1)), np.empty(k, dtype=np.int64))
+    other, _ = value_and_basis(-m.T, np.empty((k + 1, 2 * k + 1)), np.empty(k, dtype=np.int64))
+    ok, lower, upper, _ = rebuilt(m, mask)
+    assert ok and lower - 1e-12 <= value <= upper + 1e-12 and upper - lower < 1e-12
+    assert value == pytest.approx(-other, abs=1e-12)
