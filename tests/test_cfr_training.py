@@ -119,3 +119,25 @@ def test_cfr_on_a_three_player_game(tmp_path):
     assert curve[-1].nash_conv < curve[0].nash_conv
     agent = load_agent("bid_spoof", str(tmp_path), BidSpoofRules(num_players=3, coins=1, objective="round").params)
     assert agent.game == "bid_spoof"
+
+
+def test_an_exact_measure_leaves_torch_on_its_threads():
+    """numba's OpenMP layer, started by a process's first parallel measure (Markov
+    Goofspiel's positions), sets torch's thread count to every core; ``exact_measure``
+    puts it back. In a fresh process, as a benchmark worker's first run is (there, on two
+    cores, the measure alone leaves torch on two threads)."""
+    import subprocess
+    import sys
+
+    code = """
+import torch
+torch.set_num_threads(1)
+import hiddenhand
+from hiddenhand.agents.base import RandomAgent
+from hiddenhand.training.ppo import exact_measure
+game = hiddenhand.games()["goofspiel"]
+assert exact_measure(game, game.rules(num_cards=4, observation="markov"), RandomAgent()) == 2.5
+print(torch.get_num_threads())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1"]

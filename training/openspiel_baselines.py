@@ -89,7 +89,7 @@ from hiddenhand.agents.ppo import keeping_global_rngs
 from hiddenhand.files import atomic_write, check_writable
 from hiddenhand.interrupt import Interrupted, unless_interrupted
 from hiddenhand.registry import get
-from hiddenhand.training.ppo import PPOPoint, write_curve
+from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
 from hiddenhand.validation import check_choice, check_int
 
 META_SOLVERS = ("prd", "rm", "uniform")
@@ -255,7 +255,7 @@ class _Run:
 
     def evaluate(self, agent: NetworkAgent) -> None:
         self.seconds += time.perf_counter() - self.since
-        figure = self.declared.exact_exploitability(self.rules, agent)
+        figure = exact_measure(self.declared, self.rules, agent)
         self.curve.append(PPOPoint(self.steps, self.seconds, figure, {}))
         self.extras.append(self.measure_extra() if self.measure_extra else {})
         write_curve(self.out, self.curve, f"OpenSpiel {self.name} on {self.rules!r}")

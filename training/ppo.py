@@ -136,7 +136,7 @@ def train_ppo(
             against[name] = float(results[:, 0].mean())
         exact = exploitability == "every" or (exploitability == "final" and final)
         curve.append(
-            PPOPoint(steps, clock["seconds"], declared.exact_exploitability(rules, agent) if exact else None, against)
+            PPOPoint(steps, clock["seconds"], exact_measure(declared, rules, agent) if exact else None, against)
         )
         write_curve(out, curve, f"self-play PPO on {rules!r}")
         clock["since"] = time.perf_counter()
@@ -181,6 +181,21 @@ def train_ppo(
     if interrupted:
         raise Interrupted(f"PPO stopped by Ctrl-C after {steps} of {total} steps; results in {out}", curve)
     return curve
+
+
+def exact_measure(declared, rules, agent) -> float | None:
+    """``declared.exact_exploitability(rules, agent)`` with torch's thread count kept. The
+    first parallel measure in a process starts numba's OpenMP threading layer, which sets
+    the OpenMP thread count that torch shares to every core: the training after it then ran
+    its one-thread network on two threads, and with two runs side by side on two cores a
+    run's first job was 3 to 14 times slower than the next."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        return declared.exact_exploitability(rules, agent)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:

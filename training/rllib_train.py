@@ -29,7 +29,7 @@ from hiddenhand.files import atomic_write
 from hiddenhand.interrupt import Interrupted, unless_interrupted
 from hiddenhand.ray_cluster import start_ray
 from hiddenhand.registry import get
-from hiddenhand.training.ppo import PPOPoint, write_curve
+from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
 from hiddenhand.validation import check_int
 
 
@@ -74,7 +74,7 @@ def train_rllib(
     def evaluate() -> None:
         clock["seconds"] += time.perf_counter() - clock["since"]
         agent = RLlibAgent(module, game, rules.params, seed=seed)
-        curve.append(PPOPoint(clock["steps"], clock["seconds"], declared.exact_exploitability(rules, agent), {}))
+        curve.append(PPOPoint(clock["steps"], clock["seconds"], exact_measure(declared, rules, agent), {}))
         write_curve(out, curve, f"RLlib PPO self-play on {rules!r}")
         clock["since"] = time.perf_counter()
 

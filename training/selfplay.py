@@ -58,7 +58,7 @@ from hiddenhand.files import atomic_write
 from hiddenhand.interrupt import Interrupted, unless_interrupted
 from hiddenhand.pettingzoo_env import env_factories
 from hiddenhand.registry import get
-from hiddenhand.training.ppo import PPOPoint, write_curve
+from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
 from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
 
@@ -341,7 +341,7 @@ def train_selfplay(
     def evaluate() -> None:
         clock["seconds"] += time.perf_counter() - clock["since"]
         agent = PPOAgent(model, game, params, seed=seed)
-        curve.append(PPOPoint(done["steps"], clock["seconds"], declared.exact_exploitability(rules, agent), {}))
+        curve.append(PPOPoint(done["steps"], clock["seconds"], exact_measure(declared, rules, agent), {}))
         write_curve(out, curve, f"self-play {learner.upper()} on {rules!r}")
         clock["since"] = time.perf_counter()
 
