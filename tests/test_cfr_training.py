@@ -132,6 +132,7 @@ def test_an_exact_measure_leaves_torch_on_its_threads():
     code = """
 import torch
 torch.set_num_threads(1)
+assert torch.get_num_threads() == 1  # torch has started its threads, as in a training run
 import hiddenhand
 from hiddenhand.agents.base import RandomAgent
 from hiddenhand.training.ppo import exact_measure
