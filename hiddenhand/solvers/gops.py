@@ -14,9 +14,16 @@ about 3.4e8 states and 2.7e9 matrix games at 13 cards. Each level (hand size k) 
 from the one below it, so only two levels are needed while solving; every level is kept
 for queries (memory-mapped from the checkpoint directory when one is used).
 
+Swapping the seats mirrors a pattern (A-only and B-only cards swap) and negates its
+values, so one pattern of each mirror pair is solved and the other copied
+(:func:`mirror_level`): 1.34e9 matrix games at 13 cards. Files keep that half too.
+
 The matrix games are solved in compiled code (:mod:`hiddenhand.solvers.matrix_game`:
 saddle point first, then a dense simplex), in parallel over chunks of patterns on a pool
-of threads (the kernel releases the GIL).
+of threads (the kernel releases the GIL). Each game first tries the optimal basis of the
+game before it with the same hands and upcard rank, which holds about 85% of the time
+(:func:`solve_patterns`). Together these took the 13-card solve from 26 minutes to 7 on
+two cores.
 Strategies are not stored: :meth:`GopsSolution.strategy` re-solves the one matrix game
 of a state from the stored values of the level below, and
 :meth:`GopsSolution.strategy_table` re-solves a whole level's in the same compiled kernels.
