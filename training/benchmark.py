@@ -107,7 +107,7 @@ BUDGETS = {
         tournament_games=60,
         small=True,
         learner_steps=300_000,
-        learners=("mmd",),
+        learners=("mmd", "ppo-selfplay"),
         name="small",
     ),
     "full": Budget(
@@ -128,7 +128,7 @@ BUDGETS = {
         name="full",
     ),
 }
-"""``small`` runs within 15 minutes on two cores (what ``make run`` runs; about 9 here), one seed of MMD;
+"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of MMD and tuned PPO;
 ``full`` trains every learner with three seeds and plays five times more games: 62 minutes
 here (the issue allows two hours; docs/benchmark_full.md has its report)."""
 

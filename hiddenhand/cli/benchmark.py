@@ -22,9 +22,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "the best learner on 13-card Goofspiel against the heuristics (and the equilibrium, with --gops13). Writes "
         "REPORT.md, one PNG per configuration (exploitability against seconds, log scales, seeds as a band) and "
         "summary.json (one record per run, with the saved agent's path) into OUT, and prints the report. small: "
-        "one seed of MMD, within 15 minutes on two cores (what `make run` runs); full: every learner, three seeds, "
-        "two runs at a time, about an hour (62 minutes here; the budget allows two). Ctrl-C stops it and writes the "
-        "sections that finished.",
+        "one seed each of MMD and tuned PPO, within 15 minutes on two cores (what `make run` runs); full: every "
+        "learner, three seeds, two runs at a time, about an hour (62 minutes here; the budget allows two). Ctrl-C "
+        "stops it and writes the sections that finished.",
     )
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
     p.add_argument("--out", default="runs/benchmark", help="output directory (default runs/benchmark)")
