@@ -21,7 +21,7 @@ values, so one pattern of each mirror pair is solved and the other copied
 The matrix games are solved in compiled code (:mod:`hiddenhand.solvers.matrix_game`:
 saddle point first, then a dense simplex), in parallel over chunks of patterns on a pool
 of threads (the kernel releases the GIL). Each game first tries the optimal basis of the
-game before it with the same hands and upcard rank, which holds about 85% of the time
+game before it with the same hands and upcard rank, which holds most of the time
 (:func:`solve_patterns`). Together these took the 13-card solve from 26 minutes to 7 on
 two cores.
 Strategies are not stored: :meth:`GopsSolution.strategy` re-solves the one matrix game

@@ -468,7 +468,7 @@ def value_from_hint(
 ) -> tuple[float, int]:
     """The value of ``m`` and a basis that proves it, trying the basis ``hint`` first (0:
     none). Neighbouring games of a Goofspiel level (the same hands and upcard rank, the next
-    prize set) share their optimal basis about 85% of the time, and checking one
+    prize set) share their optimal basis most of the time, and checking one
     (:func:`strategies_from_basis`: one small LU solve) costs about half of the simplex.
     A hint that proves the game's value to within ``2 * ACCURACY`` gives the middle of its
     bounds (within :data:`ACCURACY` of the value, as the simplex's answers are); otherwise
