@@ -101,22 +101,26 @@ def _mirrored(values: np.ndarray, differences: Differences) -> np.ndarray:
 
 
 @njit(nogil=True)
-def _lookup(below, p, q, d, left, radius, offset):
-    """The value of pattern ``p``, prize set ``q`` and difference ``d`` of the level below."""
-    if d > left[q]:
-        return 1.0
-    if d < -left[q]:
-        return -1.0
-    return below[p, offset[q] + radius[q] + d]
-
-
-@njit(nogil=True)
 def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset):
-    """The matrix game of pattern ``p`` at difference ``d`` once ``prize`` is turned, into ``m``."""
+    """The matrix game of pattern ``p`` at difference ``d`` once ``prize`` is turned, into
+    ``m``: the values of the level below (``below``, its :class:`Differences` ``left``,
+    ``radius`` and ``offset``) at prize set ``rest``, where a decided difference is its sign.
+
+    The lookup is written out here rather than called per entry: numba counts references
+    to every array passed to a compiled call, and 36 such calls per game cost 40 times the
+    lookups themselves (about 1.5 microseconds a game, atomically shared across threads)."""
     k = m.shape[0]
+    decided = left[rest]
+    centre = offset[rest] + radius[rest]
     for i in range(k):
         for j in range(k):
-            m[i, j] = _lookup(below, child[p, i, j], rest, d + win[p, i, j] * prize, left, radius, offset)
+            after = d + win[p, i, j] * prize
+            if after > decided:
+                m[i, j] = 1.0
+            elif after < -decided:
+                m[i, j] = -1.0
+            else:
+                m[i, j] = below[child[p, i, j], centre + after]
 
 
 @njit(nogil=True)
