@@ -62,8 +62,8 @@ def plain_winloss_values(n, max_hand=None):
     """Every undecided reachable state's value under win/loss scoring (with up to
     ``max_hand`` cards a hand), by direct recursion over (hand A, hand B, prizes, A's points
     minus B's), no reduction: the terminal value is the sign of the difference; a state is
-    undecided when the difference is at most the points left, reachable when at most the
-    points played."""
+    undecided when the difference is at most the points left, reachable when the prizes
+    played, each won, lost or tied, add up to it."""
 
     @cache
     def value(a, b, p, d):
@@ -91,13 +91,14 @@ def plain_winloss_values(n, max_hand=None):
         return total / len(p)
 
     cards = range(1, n + 1)
-    points = n * (n + 1) // 2
     states = {}
     for k in range(n + 1 if max_hand is None else max_hand + 1):
         for p in itertools.combinations(cards, k):
-            reach = min(points - sum(p), sum(p))
+            reached = {0}
+            for prize in set(cards) - set(p):
+                reached = {d + outcome * prize for d in reached for outcome in (-1, 0, 1)}
             for a in itertools.combinations(cards, k):
                 for b in itertools.combinations(cards, k):
-                    for d in range(-reach, reach + 1):
+                    for d in sorted(d for d in reached if abs(d) <= sum(p)):
                         states[a, b, p, d] = value(a, b, p, d)
     return states

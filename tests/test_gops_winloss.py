@@ -105,7 +105,7 @@ def test_files_checkpoints_and_scorings_kept_apart(solutions, tmp_path):
     resumed = solve(6, progress=False, checkpoint=folder, scoring="win_loss")
     again = solve(6, progress=False, scoring="win_loss")
     for k in range(7):
-        assert np.array_equal(np.asarray(resumed.levels[k]), again.levels[k])
+        assert np.array_equal(np.asarray(resumed.levels[k]), again.levels[k], equal_nan=True)
     with pytest.raises(ValueError, match="belongs to another solve"):
         solve(6, progress=False, checkpoint=folder)  # points from a win/loss checkpoint
     with pytest.raises(ValueError, match="apply to point-difference solves"):
@@ -119,6 +119,16 @@ def test_queries(solutions):
     assert s.value((1, 2), (3, 4), (1, 2), 9) == 1.0  # decided: a lead above the 3 points left
     with pytest.raises(ValueError, match="diff=6 cannot happen"):
         s.value((1, 2, 3, 4), (2, 3, 4, 5), (1, 2, 3, 4), 6)  # only the 5 was played
+    # Both holding 1 and 2, prizes 1 and 2 left: a tie keeps the score, and a split gives
+    # d + 1 or d - 1 (the 2 bid takes the 2 prize or loses the 1 prize), so by hand the
+    # leader wins, the trailer loses and a level score stays level. With 3, 4 and 5 played,
+    # every difference up to 3 is reachable (1 = 4 - 3, 2 = 5 - 3).
+    assert [s.value((1, 2), (1, 2), (1, 2), d) for d in range(-3, 4)] == [-1, -1, -1, 0, 1, 1, 1]
+    # With only 4 and 5 played, 0, 1, 4, 5 and 9 are reachable, and 2, 3 and 6 are not.
+    for d in (2, -3, 6):
+        with pytest.raises(ValueError, match=rf"diff={d} cannot happen .* played, \[4, 5\], .* never add up to {d}"):
+            s.value((1, 2, 3), (1, 2, 3), (1, 2, 3), d)
+    assert s.value((1, 2, 3), (1, 2, 3), (1, 2, 3), 1) > 0.0
     with pytest.raises(ValueError, match="strategy tables are kept for point-difference"):
         s.strategy_table(3)
     # Level, both holding 1 and 2, the 2 turned: bidding the 2 strictly dominates for both

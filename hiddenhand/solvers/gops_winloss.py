@@ -15,6 +15,9 @@ depends only on the order of the bids) and prize sets:
   decided (``sign(d)``): it is never stored nor solved, and a lookup of it returns the sign.
   A reachable ``d`` is also at most the points already played, so a prize set ``q`` stores
   ``2 r + 1`` differences, ``r = min(points played, points left)``.
+- *Unreachable differences are skipped.* A difference is a signed sum of the prizes played
+  (each won, lost or tied), so after prizes 2 and 4 it is even: the others inside the
+  radius are never solved (NaN in the level; 17% of the games at 9 cards).
 - *Antisymmetry*: swapping the players mirrors the pattern (A-only and B-only cards swap)
   and negates the difference, ``V(B, A, P, d) = -V(A, B, P, -d)``; only one pattern of each
   mirror pair is solved, the other copied, negated and reversed in ``d``.
@@ -66,26 +69,44 @@ SCORING = "win_loss"
 
 @dataclass(frozen=True)
 class Differences:
-    """Where each prize set's differences sit in a level's row of values.
+    """Where each prize set's differences sit in a level's row of values, and which of them
+    can happen.
 
     For prize set ``q`` (numbered as ``Indexer.prizes(k)``), the differences ``d`` from
     ``-radius[q]`` to ``radius[q]`` are stored at ``offset[q] + radius[q] + d``; a ``d`` with
-    ``|d| > left[q]`` (the points still to be won) is decided and not stored."""
+    ``|d| > left[q]`` (the points still to be won) is decided and not stored. Within the
+    radius, ``reachable`` marks the slots whose ``d`` is a signed sum of the prizes played
+    (each won, lost or tied: +p, -p or 0); the others (a lead of 1 after prizes 2 and 4,
+    say) cannot happen in any game, are never solved and hold NaN."""
 
     left: np.ndarray  # (prize sets,) int64: points still to be won
     radius: np.ndarray  # (prize sets,) int64: min(points played, points left)
     offset: np.ndarray  # (prize sets,) int64
     width: int
+    reachable: np.ndarray  # (width,) bool
 
     @staticmethod
     def of(indexer: Indexer, k: int) -> Differences:
         n = indexer.num_cards
         total = n * (n + 1) // 2
-        left = np.array([sum(q) for q in indexer.prizes(k)], dtype=np.int64).reshape(-1)
+        prizes = indexer.prizes(k)
+        sets = np.array(list(prizes), dtype=np.int64).reshape(len(prizes), k)
+        left = sets.sum(axis=1)
         radius = np.minimum(total - left, left)
         sizes = 2 * radius + 1
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        return Differences(left, radius, offset, int(sizes.sum()))
+        # Every signed sum of the prizes played, one row per prize set: column total + d.
+        sums = np.zeros((len(sets), 2 * total + 1), dtype=bool)
+        sums[:, total] = True
+        for card in range(1, n + 1):
+            played = ~(sets == card).any(axis=1)
+            grown = sums[played].copy()
+            grown[:, card:] |= sums[played, :-card]
+            grown[:, :-card] |= sums[played, card:]
+            sums[played] = grown
+        set_of = np.repeat(np.arange(len(sets)), sizes)
+        d = np.arange(int(sizes.sum())) - offset[set_of] - radius[set_of]
+        return Differences(left, radius, offset, int(sizes.sum()), sums[set_of, total + d])
 
     def reversal(self) -> np.ndarray:
         """The permutation of a row that maps each ``d`` to ``-d`` (within every prize set)."""
@@ -126,10 +147,12 @@ def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset):
 @njit(nogil=True)
 def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, below, diffs_below, out, start, stop):
     """Values of patterns ``todo[start:stop]`` of one level, for every prize set and
-    difference, into ``out``; returns the number of matrix games solved. ``diffs`` and
-    ``diffs_below`` are (left, radius, offset) of this level and the one below
-    (:class:`Differences`)."""
-    left, radius, offset = diffs
+    reachable difference (NaN at the others), into ``out``; returns the number of matrix
+    games solved. ``diffs`` is (left, radius, offset, reachable) of this level and
+    ``diffs_below`` (left, radius, offset) of the one below (:class:`Differences`). A
+    reachable state's games look up only reachable differences below (a signed sum of the
+    prizes played, plus or minus the next one, is one)."""
+    left, radius, offset, reachable = diffs
     left_b, radius_b, offset_b = diffs_below
     k = win.shape[1]
     m, tableau, basis, _, _ = scratch(k)
@@ -143,20 +166,21 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
             for u in range(k):
                 prize = int(prize_values[q, u])
                 rest = prize_child[q, u]
-                for step in (1, -1):  # outwards from 0, up then down, to the first sure result
+                for step in (1, -1):  # outwards from 0, up then down
                     d = 0 if step == 1 else -1
+                    sure = False  # a sure win (loss) here: one at every larger (smaller) d too
                     while -r <= d <= r:
-                        _fill(m, win, child, below, p, prize, rest, d, left_b, radius_b, offset_b)
-                        value, _ = value_and_basis(m, tableau, basis)
-                        games += 1
-                        total[r + d] += value
+                        if sure:
+                            total[r + d] += step
+                        elif reachable[offset[q] + r + d]:
+                            _fill(m, win, child, below, p, prize, rest, d, left_b, radius_b, offset_b)
+                            value, _ = value_and_basis(m, tableau, basis)
+                            games += 1
+                            total[r + d] += value
+                            sure = value == float(step)
                         d += step
-                        if value == float(step):
-                            while -r <= d <= r:
-                                total[r + d] += value
-                                d += step
             for i in range(2 * r + 1):
-                out[p, offset[q] + i] = total[i] / k
+                out[p, offset[q] + i] = total[i] / k if reachable[offset[q] + i] else np.nan
     return games
 
 
@@ -187,7 +211,14 @@ class WinLossSolution(GopsSolution):
                 f"diff={diff} cannot happen with prizes {list(prizes)} left: at most {int(diffs.radius[q])} "
                 "points have been played"
             )
-        return float(self.levels[k][self.indexer.patterns(k)[pattern], diffs.offset[q] + diffs.radius[q] + diff])
+        slot = diffs.offset[q] + diffs.radius[q] + diff
+        if not diffs.reachable[slot]:
+            played = sorted(set(range(1, self.num_cards + 1)) - set(prizes))
+            raise ValueError(
+                f"diff={diff} cannot happen with prizes {list(prizes)} left: the prizes played, {played}, "
+                f"won (+), lost (-) or tied (0), never add up to {diff}"
+            )
+        return float(self.levels[k][self.indexer.patterns(k)[pattern], slot])
 
     def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], diff: int = 0) -> float:
         """P(A wins) - P(B wins) from here on, before the next prize is turned, when A leads by
@@ -312,7 +343,7 @@ def solve(
                         level.child,
                         level.prize_values,
                         level.prize_child,
-                        (here.left, here.radius, here.offset),
+                        (here.left, here.radius, here.offset, here.reachable),
                         below,
                         (under.left, under.radius, under.offset),
                         out,
