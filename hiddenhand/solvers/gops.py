@@ -445,21 +445,24 @@ class GopsSolution:
         return table
 
     # ------------------------------------------------------------------ files
-    def mirrored(self, k: int, values: np.ndarray) -> np.ndarray:
-        """Level ``k``'s rows ``values`` seen from the other seat: the values of the mirrored
-        patterns (:meth:`Indexer.halves`)."""
-        return -values
-
     def save(self, path: str | os.PathLike) -> Path:
         """Write every level to one ``.npz`` file, atomically, with a checksum over the file
         (:func:`hiddenhand.files.save_npz`) and one per level. Each level keeps one pattern
         of each mirror pair (format 2): the other is its negation, and the file is half as
         large (1.35 GB at 13 cards)."""
         path = check_writable(path, "Goofspiel solution file")
-        stored = [np.ascontiguousarray(level[self.indexer.halves(k)[0]]) for k, level in enumerate(self.levels)]
+        stored = [np.ascontiguousarray(self._file_rows(k, level)) for k, level in enumerate(self.levels)]
         sums = [digest(level) for level in stored]
         meta = {"format": FORMAT_VERSION, "num_cards": self.num_cards, "scoring": self.scoring, "sha256": sums}
         return save_npz(path, meta, {f"level_{k}": level for k, level in enumerate(stored)})
+
+    def _file_rows(self, k: int, level: np.ndarray) -> np.ndarray:
+        """The rows of level ``k`` that a file keeps (format 2)."""
+        return level[self.indexer.halves(k)[0]]
+
+    def _from_file(self, k: int, level: np.ndarray, file_format: int, path) -> np.ndarray:
+        """Level ``k`` as this object holds it, from a file of ``file_format``."""
+        return self._unfold(k, level, path) if file_format == FORMAT_VERSION else level
 
     def _unfold(self, k: int, stored: np.ndarray, path) -> np.ndarray:
         """Level ``k`` whole from the rows a format-2 file keeps."""
@@ -469,7 +472,7 @@ class GopsSolution:
             raise ValueError(f"{path}: level {k} has shape {stored.shape}, expected {shape}")
         level = np.empty(self.level_shape(k))
         level[kept] = stored
-        level[copies] = self.mirrored(k, level[self.indexer.mirrors(k)[copies]])
+        level[copies] = -level[self.indexer.mirrors(k)[copies]]  # seen from the other seat
         return level
 
     @classmethod
@@ -493,8 +496,9 @@ class GopsSolution:
         if not issubclass(kind, cls):
             raise ValueError(f"{path} holds a {kind.scoring} solution, not a {cls.scoring} one")
         solution = kind(n, [arrays[f"level_{k}"] for k in range(n + 1)])
-        if meta["format"] == FORMAT_VERSION:
-            solution.levels = [solution._unfold(k, level, path) for k, level in enumerate(solution.levels)]
+        solution.levels = [
+            solution._from_file(k, level, meta["format"], path) for k, level in enumerate(solution.levels)
+        ]
         for k, level in enumerate(solution.levels):
             if level.shape != solution.level_shape(k):
                 raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {solution.level_shape(k)}")

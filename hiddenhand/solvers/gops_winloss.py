@@ -20,7 +20,9 @@ depends only on the order of the bids) and prize sets:
   radius are never solved (NaN in the level; 17% of the games at 9 cards).
 - *Antisymmetry*: swapping the players mirrors the pattern (A-only and B-only cards swap)
   and negates the difference, ``V(B, A, P, d) = -V(A, B, P, -d)``; only one pattern of each
-  mirror pair is solved, the other copied, negated and reversed in ``d``.
+  mirror pair is solved and stored, and the other is read from it, negated and reversed in
+  ``d`` (:func:`stored_rows`). That halves the memory too: the two largest levels of a
+  12-card solve take 12 GB instead of 23.
 - *Monotonicity in d*: more points can only help, so ``V`` is non-decreasing in ``d``, and
   so is each upcard's matrix-game value. Once a game's value reaches +1 at some ``d``,
   every larger ``d`` is +1 as well (a row of +1s there stays a row of +1s), and
@@ -108,24 +110,28 @@ class Differences:
         d = np.arange(int(sizes.sum())) - offset[set_of] - radius[set_of]
         return Differences(left, radius, offset, int(sizes.sum()), sums[set_of, total + d])
 
-    def reversal(self) -> np.ndarray:
-        """The permutation of a row that maps each ``d`` to ``-d`` (within every prize set)."""
-        index = np.arange(self.width)
-        set_of = np.repeat(np.arange(len(self.radius)), 2 * self.radius + 1)
-        centre = self.offset[set_of] + self.radius[set_of]
-        return 2 * centre - index
 
-
-def _mirrored(values: np.ndarray, differences: Differences) -> np.ndarray:
-    """Rows of values seen from the other seat: negated, and the difference reversed."""
-    return -values[:, differences.reversal()]
+def stored_rows(indexer: Indexer, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each pattern of level ``k``: the row of the stored level that holds it or its
+    mirror (a level keeps :meth:`Indexer.halves`' kept patterns only, in order), and +1 if
+    that row is its own or -1 if it is the mirror's, whose values are this pattern's seen
+    from the other seat (``V(p, q, d) = -V(mirror, q, -d)``)."""
+    kept, copies = indexer.halves(k)
+    mirror = indexer.mirrors(k)
+    row = np.empty(len(mirror), dtype=np.int64)
+    row[kept] = np.arange(len(kept))
+    row[copies] = row[mirror[copies]]
+    sign = np.ones(len(mirror), dtype=np.int64)
+    sign[copies] = -1
+    return row, sign
 
 
 @njit(nogil=True)
-def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset):
+def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset, row, sign):
     """The matrix game of pattern ``p`` at difference ``d`` once ``prize`` is turned, into
     ``m``: the values of the level below (``below``, its :class:`Differences` ``left``,
-    ``radius`` and ``offset``) at prize set ``rest``, where a decided difference is its sign.
+    ``radius`` and ``offset``, its :func:`stored_rows` ``row`` and ``sign``) at prize set
+    ``rest``, where a decided difference is its sign.
 
     The lookup is written out here rather than called per entry: numba counts references
     to every array passed to a compiled call, and 36 such calls per game cost 40 times the
@@ -141,19 +147,21 @@ def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset):
             elif after < -decided:
                 m[i, j] = -1.0
             else:
-                m[i, j] = below[child[p, i, j], centre + after]
+                c = child[p, i, j]
+                m[i, j] = sign[c] * below[row[c], centre + sign[c] * after]
 
 
 @njit(nogil=True)
 def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, below, diffs_below, out, start, stop):
     """Values of patterns ``todo[start:stop]`` of one level, for every prize set and
-    reachable difference (NaN at the others), into ``out``; returns the number of matrix
-    games solved. ``diffs`` is (left, radius, offset, reachable) of this level and
-    ``diffs_below`` (left, radius, offset) of the one below (:class:`Differences`). A
-    reachable state's games look up only reachable differences below (a signed sum of the
-    prizes played, plus or minus the next one, is one)."""
+    reachable difference (NaN at the others), into rows ``start:stop`` of ``out``; returns
+    the number of matrix games solved. ``diffs`` is (left, radius, offset, reachable) of
+    this level (:class:`Differences`) and ``diffs_below`` (left, radius, offset, row, sign)
+    of the one below (with :func:`stored_rows`). A reachable state's games look up only
+    reachable differences below (a signed sum of the prizes played, plus or minus the next
+    one, is one)."""
     left, radius, offset, reachable = diffs
-    left_b, radius_b, offset_b = diffs_below
+    left_b, radius_b, offset_b, row_b, sign_b = diffs_below
     k = win.shape[1]
     m, tableau, basis, _, _ = scratch(k)
     total = np.empty(2 * int(radius.max()) + 1)
@@ -173,33 +181,47 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
                         if sure:
                             total[r + d] += step
                         elif reachable[offset[q] + r + d]:
-                            _fill(m, win, child, below, p, prize, rest, d, left_b, radius_b, offset_b)
+                            _fill(m, win, child, below, p, prize, rest, d, left_b, radius_b, offset_b, row_b, sign_b)
                             value, _ = value_and_basis(m, tableau, basis)
                             games += 1
                             total[r + d] += value
                             sure = value == float(step)
                         d += step
             for i in range(2 * r + 1):
-                out[p, offset[q] + i] = total[i] / k if reachable[offset[q] + i] else np.nan
+                out[t, offset[q] + i] = total[i] / k if reachable[offset[q] + i] else np.nan
     return games
 
 
 class WinLossSolution(GopsSolution):
     """Values of every state (hands, prizes left, score difference) of ``num_cards``
-    Goofspiel scored win/loss; strategies on demand. Level ``k`` holds, for each pattern,
-    the values of every prize set's undecided differences (:class:`Differences`)."""
+    Goofspiel scored win/loss; strategies on demand. Level ``k`` holds, for each pattern
+    that :meth:`Indexer.halves` keeps, the values of every prize set's undecided
+    differences (:class:`Differences`); a mirrored pattern is read from its mirror's row
+    (:func:`stored_rows`), in memory as in files, which halves both (12 cards take 15 GB)."""
 
     scoring = SCORING
 
     def __init__(self, num_cards, levels, level_seconds=None, level_games=None) -> None:
         super().__init__(num_cards, levels, level_seconds)
         self.differences = [Differences.of(self.indexer, k) for k in range(num_cards + 1)]
+        self._rows = functools.cache(functools.partial(stored_rows, self.indexer))
         self.level_games = dict(level_games or {})
         """Matrix games each level solved in the solve that made this object (the rest were
         copied by antisymmetry or filled by monotonicity); resumed levels are absent."""
 
     def level_shape(self, k: int) -> tuple[int, ...]:
-        return len(self.indexer.patterns(k)), self.differences[k].width
+        return len(self.indexer.halves(k)[0]), self.differences[k].width
+
+    def _file_rows(self, k: int, level: np.ndarray) -> np.ndarray:
+        return level  # already the kept patterns only
+
+    def _from_file(self, k: int, level: np.ndarray, file_format: int, path) -> np.ndarray:
+        if file_format == 1:  # every pattern's row
+            full = (len(self.indexer.patterns(k)), self.differences[k].width)
+            if level.shape != full:
+                raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {full}")
+            return np.ascontiguousarray(level[self.indexer.halves(k)[0]])
+        return level
 
     def _stored(self, k: int, pattern: tuple[int, ...], prizes: tuple[int, ...], diff: int) -> float:
         diffs = self.differences[k]
@@ -218,7 +240,9 @@ class WinLossSolution(GopsSolution):
                 f"diff={diff} cannot happen with prizes {list(prizes)} left: the prizes played, {played}, "
                 f"won (+), lost (-) or tied (0), never add up to {diff}"
             )
-        return float(self.levels[k][self.indexer.patterns(k)[pattern], slot])
+        row, sign = self._rows(k)
+        index = self.indexer.patterns(k)[pattern]
+        return float(sign[index] * self.levels[k][row[index], slot + (sign[index] - 1) * diff])
 
     def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], diff: int = 0) -> float:
         """P(A wins) - P(B wins) from here on, before the next prize is turned, when A leads by
@@ -247,9 +271,6 @@ class WinLossSolution(GopsSolution):
                 m[i, j] = self._stored(k - 1, _child(pattern, pa, pb), rest, diff + won * upcard)
         _, x, y = solve_game(m)
         return x, y
-
-    def mirrored(self, k: int, values: np.ndarray) -> np.ndarray:
-        return _mirrored(values, self.differences[k])
 
     def strategy_table(self, k, *, workers=None, progress=False):
         raise ValueError("strategy tables are kept for point-difference solutions; use strategy(..., diff)")
@@ -309,7 +330,7 @@ def solve(
     diffs = [Differences.of(indexer, k) for k in range(n + 1)]
 
     def shape(k: int) -> tuple[int, int]:
-        return len(indexer.patterns(k)), diffs[k].width
+        return len(indexer.halves(k)[0]), diffs[k].width
 
     folder, levels = open_checkpoint(checkpoint, shape, n, SCORING)
     states = [shape(k)[0] * shape(k)[1] for k in range(n + 1)]  # stored (undecided) states per level
@@ -328,11 +349,10 @@ def solve(
             started = time.perf_counter()
             bar.set_description(f"GOPS {n} win/loss level {k}/{n}")
             level = indexer.level(k)
-            mirror = indexer.mirrors(k)
-            todo, copies = indexer.halves(k)
+            todo = indexer.halves(k)[0]
             out = np.empty(shape(k))
             below = np.ascontiguousarray(levels[k - 1])
-            here, under = diffs[k], diffs[k - 1]
+            here, under, rows_below = diffs[k], diffs[k - 1], stored_rows(indexer, k - 1)
             solved: list[int] = []
 
             def run(start: int, stop: int) -> int:
@@ -345,7 +365,7 @@ def solve(
                         level.prize_child,
                         (here.left, here.radius, here.offset, here.reachable),
                         below,
-                        (under.left, under.radius, under.offset),
+                        (under.left, under.radius, under.offset, *rows_below),
                         out,
                         start,
                         stop,
@@ -354,8 +374,6 @@ def solve(
                 return (stop - start) * here.width
 
             run_level(pool, workers, len(todo), run, bar)
-            out[copies] = _mirrored(out[mirror[copies]], here)
-            bar.update(len(copies) * here.width)
             levels.append(save_level(folder, k, out, n, SCORING) if folder is not None else out)
             seconds[k], games[k] = time.perf_counter() - started, sum(solved)
     return WinLossSolution(n, levels, seconds, games)
