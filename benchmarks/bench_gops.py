@@ -18,9 +18,9 @@ against the plain win/loss recursion, which also checks every state's value (the
 difference is printed), and prints beside each size the time matttang27/GOPSsolver
 reports for the same game (C++ and GLPK: 41 s at 8 cards, 582 s at 9). Its per-level table
 adds the stored states and their memory, and the extrapolation to 13 cards: the exact
-count of stored states per level, the matrix games and seconds scaled by what the
-largest size solved per stored state and per game, and the memory of the two levels
-held at once.
+count of stored states per level (one pattern of each mirror pair, as the solve keeps
+them), the matrix games and seconds scaled by what the largest size solved per stored
+state and per game, and the memory of the two levels held at once.
 
 ``--head-to-head N`` adds the win/loss equilibrium against the points equilibrium, exactly
 (:func:`hiddenhand.solvers.gops_winloss.head_to_head`), from 2 to N cards.
@@ -97,7 +97,7 @@ def run(kind: str, n: int, scoring: str) -> dict:
 
 def extrapolate(n: int, ours: list[dict], target: int = 13) -> None:
     """What a ``target``-card win/loss solve needs, from the runs at ``n`` cards."""
-    from hiddenhand.solvers.gops import Indexer, level_patterns
+    from hiddenhand.solvers.gops import Indexer
     from hiddenhand.solvers.gops_winloss import Differences
 
     levels = ours[0]["levels"]
@@ -105,7 +105,7 @@ def extrapolate(n: int, ours: list[dict], target: int = 13) -> None:
     stored = sum(levels[k][2] for k in levels)
     seconds = sum(statistics.median(r["levels"][k][1] for r in ours) for k in levels)
     indexer = Indexer(target)
-    sizes = [len(level_patterns(k, target)) * Differences.of(indexer, k).width for k in range(target + 1)]
+    sizes = [len(indexer.halves(k)[0]) * Differences.of(indexer, k).width for k in range(target + 1)]
     total = sum(sizes)
     held = max(a + b for a, b in zip(sizes, sizes[1:])) * 8 / 1e9
     print(f"\n{target}-card win/loss, extrapolated from {n} cards ({games / stored:.2f} games per stored state, ")

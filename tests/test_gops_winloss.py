@@ -16,8 +16,9 @@ from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.files import save_npz
 from hiddenhand.registry import get
-from hiddenhand.solvers.gops import GopsSolution, solve
+from hiddenhand.solvers.gops import GopsSolution, _positions, solve
 from hiddenhand.solvers.gops_best_response import best_response_value
 from hiddenhand.solvers.gops_certify import certify
 from hiddenhand.solvers.gops_winloss import WinLossSolution, head_to_head
@@ -112,6 +113,31 @@ def test_files_checkpoints_and_scorings_kept_apart(solutions, tmp_path):
         solve(4, scoring="win_loss", bases=tmp_path / "b")
     with pytest.raises(ValueError, match="certify covers point-difference solutions, not win_loss"):
         certify(solutions[4])
+
+
+def test_a_format_1_file_with_every_patterns_row_still_loads(solutions, tmp_path):
+    """Win/loss files written before levels kept one pattern of each mirror pair (format 1)
+    hold a row for every pattern; one is written here from the values the solution answers
+    for every pair of hands, and reads back the same answers, mirrored patterns included."""
+    solution = solutions[4]
+    indexer, levels, states = solution.indexer, {}, []
+    for k in range(5):
+        diffs = solution.differences[k]
+        rows = np.full((len(indexer.patterns(k)), diffs.width), np.nan)
+        for pattern, index in indexer.patterns(k).items():
+            hand_a, hand_b = ([i + 1 for i in seat] for seat in _positions(pattern))
+            for prizes, q in indexer.prizes(k).items():
+                for d in range(-diffs.radius[q], diffs.radius[q] + 1):
+                    if diffs.reachable[diffs.offset[q] + diffs.radius[q] + d]:
+                        value = solution.value(hand_a, hand_b, prizes, d)
+                        rows[index, diffs.offset[q] + diffs.radius[q] + d] = value
+                        states.append((hand_a, hand_b, prizes, d, value))
+        levels[f"level_{k}"] = rows
+    path = save_npz(tmp_path / "old.npz", {"format": 1, "num_cards": 4, "scoring": "win_loss"}, levels)
+    loaded = GopsSolution.load(path)
+    assert len(states) > 500 and {len(a) for a, _, _, _, _ in states} == {0, 1, 2, 3, 4}
+    assert all(loaded.value(a, b, p, d) == value for a, b, p, d, value in states)
+    assert np.array_equal(loaded.first_move_table(), solution.first_move_table())
 
 
 def test_queries(solutions):

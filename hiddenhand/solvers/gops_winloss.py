@@ -206,8 +206,8 @@ class WinLossSolution(GopsSolution):
         self.differences = [Differences.of(self.indexer, k) for k in range(num_cards + 1)]
         self._rows = functools.cache(functools.partial(stored_rows, self.indexer))
         self.level_games = dict(level_games or {})
-        """Matrix games each level solved in the solve that made this object (the rest were
-        copied by antisymmetry or filled by monotonicity); resumed levels are absent."""
+        """Matrix games each level solved in the solve that made this object (the rest are
+        read by antisymmetry, filled by monotonicity or unreachable); resumed levels are absent."""
 
     def level_shape(self, k: int) -> tuple[int, ...]:
         return len(self.indexer.halves(k)[0]), self.differences[k].width
