@@ -233,16 +233,17 @@ class WinLossSolution(GopsSolution):
                 f"diff={diff} cannot happen with prizes {list(prizes)} left: at most {int(diffs.radius[q])} "
                 "points have been played"
             )
-        slot = diffs.offset[q] + diffs.radius[q] + diff
-        if not diffs.reachable[slot]:
+        centre = diffs.offset[q] + diffs.radius[q]
+        if not diffs.reachable[centre + diff]:
             played = sorted(set(range(1, self.num_cards + 1)) - set(prizes))
             raise ValueError(
                 f"diff={diff} cannot happen with prizes {list(prizes)} left: the prizes played, {played}, "
                 f"won (+), lost (-) or tied (0), never add up to {diff}"
             )
-        row, sign = self._rows(k)
+        rows, signs = self._rows(k)
         index = self.indexer.patterns(k)[pattern]
-        return float(sign[index] * self.levels[k][row[index], slot + (sign[index] - 1) * diff])
+        sign = int(signs[index])  # -1: the mirror's row, from the other seat (as in _fill)
+        return float(sign * self.levels[k][rows[index], centre + sign * diff])
 
     def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], diff: int = 0) -> float:
         """P(A wins) - P(B wins) from here on, before the next prize is turned, when A leads by
