@@ -149,6 +149,7 @@ class Indexer:
         self._patterns: dict[int, dict[tuple[int, ...], int]] = {}
         self._prizes: dict[int, dict[tuple[int, ...], int]] = {}
         self._mirrors: dict[int, np.ndarray] = {}
+        self._rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def patterns(self, k: int) -> dict[tuple[int, ...], int]:
         if k not in self._patterns:
@@ -177,6 +178,22 @@ class Indexer:
         stores, and the others, which are their mirrors' values seen from the other seat."""
         mirror, order = self.mirrors(k), np.arange(len(self.patterns(k)))
         return np.flatnonzero(order <= mirror), np.flatnonzero(order > mirror)
+
+    def stored_rows(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """For each pattern of level ``k``: the row of a level that keeps only the
+        :meth:`halves` kept patterns (in order) that holds it or its mirror, and +1 if that
+        row is its own or -1 if it is the mirror's, whose values are this pattern's seen
+        from the other seat (negated; under win/loss the difference reversed too)."""
+        if k not in self._rows:
+            kept, copies = self.halves(k)
+            mirror = self.mirrors(k)
+            row = np.empty(len(mirror), dtype=np.int64)
+            row[kept] = np.arange(len(kept))
+            row[copies] = row[mirror[copies]]
+            sign = np.ones(len(mirror), dtype=np.int64)
+            sign[copies] = -1
+            self._rows[k] = row, sign
+        return self._rows[k]
 
     def level(self, k: int) -> _Level:
         if k in self._levels:
@@ -466,14 +483,11 @@ class GopsSolution:
 
     def _unfold(self, k: int, stored: np.ndarray, path) -> np.ndarray:
         """Level ``k`` whole from the rows a format-2 file keeps."""
-        kept, copies = self.indexer.halves(k)
-        shape = (len(kept), *self.level_shape(k)[1:])
+        shape = (len(self.indexer.halves(k)[0]), *self.level_shape(k)[1:])
         if stored.shape != shape:
             raise ValueError(f"{path}: level {k} has shape {stored.shape}, expected {shape}")
-        level = np.empty(self.level_shape(k))
-        level[kept] = stored
-        level[copies] = -level[self.indexer.mirrors(k)[copies]]  # seen from the other seat
-        return level
+        row, sign = self.indexer.stored_rows(k)
+        return sign[:, None] * stored[row]  # a mirror's values are its twin's, negated
 
     @classmethod
     def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> GopsSolution:

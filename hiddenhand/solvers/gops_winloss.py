@@ -21,7 +21,7 @@ depends only on the order of the bids) and prize sets:
 - *Antisymmetry*: swapping the players mirrors the pattern (A-only and B-only cards swap)
   and negates the difference, ``V(B, A, P, d) = -V(A, B, P, -d)``; only one pattern of each
   mirror pair is solved and stored, and the other is read from it, negated and reversed in
-  ``d`` (:func:`stored_rows`). That halves the memory too: the two largest levels of a
+  ``d`` (:meth:`Indexer.stored_rows`). That halves the memory too: the two largest levels of a
   12-card solve take 12 GB instead of 23.
 - *Monotonicity in d*: more points can only help, so ``V`` is non-decreasing in ``d``, and
   so is each upcard's matrix-game value. Once a game's value reaches +1 at some ``d``,
@@ -111,26 +111,11 @@ class Differences:
         return Differences(left, radius, offset, int(sizes.sum()), sums[set_of, total + d])
 
 
-def stored_rows(indexer: Indexer, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each pattern of level ``k``: the row of the stored level that holds it or its
-    mirror (a level keeps :meth:`Indexer.halves`' kept patterns only, in order), and +1 if
-    that row is its own or -1 if it is the mirror's, whose values are this pattern's seen
-    from the other seat (``V(p, q, d) = -V(mirror, q, -d)``)."""
-    kept, copies = indexer.halves(k)
-    mirror = indexer.mirrors(k)
-    row = np.empty(len(mirror), dtype=np.int64)
-    row[kept] = np.arange(len(kept))
-    row[copies] = row[mirror[copies]]
-    sign = np.ones(len(mirror), dtype=np.int64)
-    sign[copies] = -1
-    return row, sign
-
-
 @njit(nogil=True)
 def _fill(m, win, child, below, p, prize, rest, d, left, radius, offset, row, sign):
     """The matrix game of pattern ``p`` at difference ``d`` once ``prize`` is turned, into
     ``m``: the values of the level below (``below``, its :class:`Differences` ``left``,
-    ``radius`` and ``offset``, its :func:`stored_rows` ``row`` and ``sign``) at prize set
+    ``radius`` and ``offset``, its :meth:`Indexer.stored_rows` ``row`` and ``sign``) at prize set
     ``rest``, where a decided difference is its sign.
 
     The lookup is written out here rather than called per entry: numba counts references
@@ -157,7 +142,7 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
     reachable difference (NaN at the others), into rows ``start:stop`` of ``out``; returns
     the number of matrix games solved. ``diffs`` is (left, radius, offset, reachable) of
     this level (:class:`Differences`) and ``diffs_below`` (left, radius, offset, row, sign)
-    of the one below (with :func:`stored_rows`). A reachable state's games look up only
+    of the one below (with :meth:`Indexer.stored_rows`). A reachable state's games look up only
     reachable differences below (a signed sum of the prizes played, plus or minus the next
     one, is one)."""
     left, radius, offset, reachable = diffs
@@ -197,14 +182,13 @@ class WinLossSolution(GopsSolution):
     Goofspiel scored win/loss; strategies on demand. Level ``k`` holds, for each pattern
     that :meth:`Indexer.halves` keeps, the values of every prize set's undecided
     differences (:class:`Differences`); a mirrored pattern is read from its mirror's row
-    (:func:`stored_rows`), in memory as in files, which halves both (12 cards take 15 GB)."""
+    (:meth:`Indexer.stored_rows`), in memory as in files, which halves both (12 cards take 15 GB)."""
 
     scoring = SCORING
 
     def __init__(self, num_cards, levels, level_seconds=None, level_games=None) -> None:
         super().__init__(num_cards, levels, level_seconds)
         self.differences = [Differences.of(self.indexer, k) for k in range(num_cards + 1)]
-        self._rows = functools.cache(functools.partial(stored_rows, self.indexer))
         self.level_games = dict(level_games or {})
         """Matrix games each level solved in the solve that made this object (the rest are
         read by antisymmetry, filled by monotonicity or unreachable); resumed levels are absent."""
@@ -240,7 +224,7 @@ class WinLossSolution(GopsSolution):
                 f"diff={diff} cannot happen with prizes {list(prizes)} left: the prizes played, {played}, "
                 f"won (+), lost (-) or tied (0), never add up to {diff}"
             )
-        rows, signs = self._rows(k)
+        rows, signs = self.indexer.stored_rows(k)
         index = self.indexer.patterns(k)[pattern]
         sign = int(signs[index])  # -1: the mirror's row, from the other seat (as in _fill)
         return float(sign * self.levels[k][rows[index], centre + sign * diff])
@@ -353,7 +337,7 @@ def solve(
             todo = indexer.halves(k)[0]
             out = np.empty(shape(k))
             below = np.ascontiguousarray(levels[k - 1])
-            here, under, rows_below = diffs[k], diffs[k - 1], stored_rows(indexer, k - 1)
+            here, under, rows_below = diffs[k], diffs[k - 1], indexer.stored_rows(k - 1)
             solved: list[int] = []
 
             def run(start: int, stop: int) -> int:
