@@ -1,6 +1,7 @@
 """Shared test helpers, and the example of a user's game (``examples/kuhn_poker.py``), loaded
 once as the module ``kuhn_poker`` so that it is registered, and held to the conformance
-suite, like our own games."""
+suite, like our own games. Every test runs under :mod:`outside_guard`: one that reads a
+file beside the clone fails."""
 
 import importlib.util
 import os
@@ -8,10 +9,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import outside_guard
 import pytest
 
 from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.envs.goofspiel import GoofspielRules
+
+sys.addaudithook(outside_guard.audit)
 
 EXAMPLE_GAME = Path(__file__).resolve().parent.parent / "examples" / "kuhn_poker.py"
 

@@ -11,16 +11,16 @@ import pytest
 from hiddenhand.solvers.gops import GopsSolution
 
 TABLE = Path(__file__).resolve().parent / "data" / "gops_first_move_n13.csv"
-SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "gops-linear-programming-solution.txt"
+PRINTED = Path(__file__).resolve().parent / "data" / "gops_lp_paper_n13_printed.txt"
 
 
 def published() -> np.ndarray:
     return np.loadtxt(TABLE, delimiter=",", comments="#", skiprows=5)[:, 1:]
 
 
-def test_the_table_is_the_seed_text_transcribed():
-    """The seed prints the table as 13 lines of 13 numbers, bids down, upcards across."""
-    printed = [line.split() for line in SEED.read_text().splitlines()]
+def test_the_table_is_the_printed_text_transcribed():
+    """The paper prints the table as 13 lines of 13 numbers, bids down, upcards across."""
+    printed = [line.split() for line in PRINTED.read_text().splitlines()]
     rows = [[float(x) for x in line] for line in printed if len(line) == 13 and line[0][0] in "0."]
     assert np.array_equal(published(), np.array(rows))
     assert np.abs(published().sum(axis=0) - 1).max() <= 13 * 0.0005  # each column a distribution, as printed

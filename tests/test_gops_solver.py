@@ -19,7 +19,7 @@ from hiddenhand.files import load_npz, save_npz
 from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns, solve
 from hiddenhand.solvers.matrix_game import _error, _rebuild, solve_game
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "gops_first_move_n5.csv"
+REFERENCE = Path(__file__).resolve().parent / "data" / "gops_first_move_n5.csv"
 
 
 @pytest.fixture(scope="module")
