@@ -21,9 +21,11 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/hiddenhand benchmark
 
-# Lint first: a style error fails CI before the five-minute suite starts.
+# Lint first: a style error fails CI before the suite starts. The suite runs on two worker
+# processes (pytest-xdist); the Ray modules share one worker (xdist_group "ray"), so that only
+# one local Ray instance runs at a time.
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

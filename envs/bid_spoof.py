@@ -15,6 +15,7 @@ import numpy as np
 
 from hiddenhand.core import TERMINAL, Rules, State
 from hiddenhand.layout import ActionCodec, Layout, Views
+from hiddenhand.picture import Card, Row, Table
 from hiddenhand.validation import check_choice, check_int
 
 ZERO_CALLS = ("round_start", "before_own_bid")
@@ -361,27 +362,58 @@ class BidSpoofState(State):
         name = self._namer(viewer)
         lines = ["Coins: " + ", ".join(f"{name(p)} {c}" + ("" if c else " (out)") for p, c in enumerate(self.coins))]
         shown = self.history if self._over else self.history[-1:]
-        for r in shown:
-            hands = ", ".join(f"{name(p)} {h}" for p, h in enumerate(r.holds) if h is not None)
-            bids = ", ".join(f"{name(p)} {b}" for p, b in r.bids) or "none"
-            total = sum(h for h in r.holds if h is not None)
-            lines.append(
-                f"{'Round' if self._over else 'Last round'}: bids {bids}; {name(r.caller)} said {r.call}; "
-                f"hands {hands} (total {total})"
-            )
+        lines += [f"{'Round' if self._over else 'Last round'}: {self._round_text(r, name)}" for r in shown]
         if self._over:
-            if self._truncated:
-                lines.append(f"Stopped after max_rounds={self.rules.max_rounds} rounds: a draw.")
-            lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+.3g}" for p, r in enumerate(self._returns)))
-            return "\n".join(lines)
-        way = {None: "", 1: ", clockwise", -1: ", anticlockwise"}[self.direction if len(self.active()) > 2 else None]
-        verb = "start" if self.starter == viewer else "starts"
-        lines.append(f"Round {len(self.history) + 1}: {name(self.starter)} {verb}{way}")
+            return "\n".join(lines + self._ending(name))
+        lines.append(self._round_heading(viewer))
         if viewer is not None and self.holds[viewer] is not None:
             lines.append(f"You hold {self.holds[viewer]}")
         if self.bids:
             lines.append("Bids: " + ", ".join(f"{name(p)} {b}" for p, b in self.bids))
         return "\n".join(lines)
+
+    def table(self, viewer: int | None = None) -> Table:
+        """Each player's hand this round (the coins held, face down to the others until the
+        reveal), their coins, their last bid; the round's starter, the bids and the last
+        round below."""
+        name = self._namer(viewer)
+        mover = self.current_player()
+        last_bid = {p: b for p, b in self.bids}
+        rows = []
+        for p, coins in enumerate(self.coins):
+            held = () if self._over or self.holds[p] is None else (Card(str(self.holds[p]), viewer in (None, p)),)
+            note = [f"{coins} coins" if coins else "out"]
+            if p in last_bid:
+                note.append(f"bid {last_bid[p]}")
+            rows.append(Row(name(p), held, note=" · ".join(note), to_move=p == mover))
+        caption = [] if self._over else [self._round_heading(viewer)]
+        if self.bids:
+            caption.append("Bids: " + ", ".join(f"{name(p)} {b}" for p, b in self.bids))
+        if self.history:
+            caption.append("Last round: " + self._round_text(self.history[-1], name))
+        if self._over:
+            caption += self._ending(name)
+        title = "Bid Spoof" if self._over else f"Bid Spoof · round {len(self.history) + 1}"
+        return Table(title, tuple(rows), tuple(caption), slots=1, headings=("coins held", ""))
+
+    def _round_heading(self, viewer: int | None) -> str:
+        """Who starts the round in play, and which way it goes (with more than two players)."""
+        way = {None: "", 1: ", clockwise", -1: ", anticlockwise"}[self.direction if len(self.active()) > 2 else None]
+        verb = "start" if self.starter == viewer else "starts"
+        return f"Round {len(self.history) + 1}: {self._namer(viewer)(self.starter)} {verb}{way}"
+
+    @staticmethod
+    def _round_text(record: BidSpoofRound, name: Callable[[int], str]) -> str:
+        """A finished round: the bids, the call that ended it and the hands shown."""
+        hands = ", ".join(f"{name(p)} {h}" for p, h in enumerate(record.holds) if h is not None)
+        bids = ", ".join(f"{name(p)} {b}" for p, b in record.bids) or "none"
+        total = sum(h for h in record.holds if h is not None)
+        return f"bids {bids}; {name(record.caller)} said {record.call}; hands {hands} (total {total})"
+
+    def _ending(self, name: Callable[[int], str]) -> list[str]:
+        """How the game ended, and the returns."""
+        lines = [f"Stopped after max_rounds={self.rules.max_rounds} rounds: a draw."] if self._truncated else []
+        return lines + ["Final returns: " + ", ".join(f"{name(p)} {r:+.3g}" for p, r in enumerate(self._returns))]
 
     # ----------------------------------------------------------------- mechanics
     def _seat_order(self, start: int, step: int) -> list[int]:

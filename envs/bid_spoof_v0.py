@@ -55,7 +55,9 @@ first round is started by `player_0`.
   game.
 - `observation`: `"full"` (the default): the present round and the last finished one
   (below); `"markov"`: the present round only, see "Markov observation" below.
-- `render_mode`: `None`, `"ansi"` or `"human"`.
+- `render_mode`: `None`, `"ansi"` (`render()` returns the table as text), `"human"`
+  (printed after every move) or `"rgb_array"` (`render()` returns a 640x960x3 uint8
+  picture: each hand as a card, the coins, the bids, the last round).
 
 A bad argument raises `ValueError` naming the value and what is allowed.
 
@@ -199,6 +201,7 @@ GAME = Game(
     },
     heuristics=("random", "heuristic"),
     opponent="heuristic",
+    vector="hiddenhand.envs.bid_spoof_vector:BidSpoofVectorEnv",
     exploitability=Exact(
         "hiddenhand.solvers.bid_spoof:exploitability",
         _two_players,

@@ -9,17 +9,18 @@ cards and questions in :mod:`.egghead_deck`; this module plays the game over the
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
-from hiddenhand.envs.egghead_deck import Hands, parse_deck, split_list
+from hiddenhand.envs.egghead_deck import SEPARATORS, Hands, parse_deck
 from hiddenhand.envs.egghead_knowledge import MAX_PLAYERS, MIN_PLAYERS, Knowledge
 from hiddenhand.layout import ActionCodec, Layout, Views
-from hiddenhand.validation import check_bool, check_choice, check_int
+from hiddenhand.picture import Card, Row, Table
+from hiddenhand.validation import check_bool, check_choice, check_int, integer_text, named, shown, split_items
 
 __all__ = ["EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
 
@@ -34,36 +35,35 @@ observation shows, the most recent last; the valids masks keep what older ones t
 
 def parse_analysts(spec: Any, num_players: int) -> tuple[str, frozenset[int]]:
     """The ``analysts`` argument as (canonical spec, player ids). ``spec`` is ``"all"``,
-    ``"none"``, player ids separated by commas or semicolons (``"0,2"``, ``"0;2"``) or a
-    list, tuple or set of ids (``[0, 2]``). A bare integer is refused: it would read as a
-    count of analysts as well as a player id. The canonical spec is ``"all"``, ``"none"``
-    or the sorted ids joined by commas."""
+    ``"none"``, player ids separated by commas or semicolons (``"0,2"``, ``"0;2"``, see
+    :data:`~hiddenhand.envs.egghead_deck.SEPARATORS`) or a list, tuple or set of ids
+    (``[0, 2]``). A bare integer is refused: it would read as a count of analysts as well as a
+    player id. The canonical spec is ``"all"``, ``"none"`` or the sorted ids joined by commas."""
     allowed = (
-        f"'all', 'none', or player ids from 0 to {num_players - 1} as a list ([0, 2]) or a string "
-        "separated by commas or semicolons ('0,2')"
+        f"'all', 'none', or player ids from 0 to {num_players - 1} as a list ([0, 2]) or a string separated by "
+        "commas or semicolons without spaces ('0,2'; in an OpenSpiel game string 0;2, one player 0;)"
     )
-    ids: list[Any] | None = None
     if isinstance(spec, str):
-        word = spec.strip()
-        if word in ("all", "none"):
-            ids = list(range(num_players)) if word == "all" else []
+        if spec in ("all", "none"):
+            ids: list[Any] = list(range(num_players)) if spec == "all" else []
         else:
-            ids = split_list(word) or None
+            ids = split_items("analysts", spec, allowed, SEPARATORS, trailing=True)
     elif isinstance(spec, (list, tuple, set, frozenset, range)):
         ids = list(spec)
     elif isinstance(spec, (numbers.Integral, np.integer)) and not isinstance(spec, (bool, np.bool_)):
-        raise ValueError(f"analysts={spec!r} is ambiguous (a count, or player {spec}?); allowed: {allowed}")
+        raise ValueError(f"{named('analysts', spec)} is ambiguous (a count, or player {spec}?); allowed: {allowed}")
+    else:
+        raise ValueError(f"{named('analysts', spec)} is not allowed; allowed: {allowed}")
     players = set()
-    for i in ids if ids is not None else [None]:
-        if isinstance(i, str) and i.strip().isdecimal():
-            i = int(i)
+    for i in ids:
+        player = integer_text(i) if isinstance(i, str) else i
         if (
-            not isinstance(i, (numbers.Integral, np.integer))
-            or isinstance(i, (bool, np.bool_))
-            or not 0 <= i < num_players
+            not isinstance(player, (numbers.Integral, np.integer))
+            or isinstance(player, (bool, np.bool_))
+            or not 0 <= player < num_players
         ):
-            raise ValueError(f"analysts={spec!r}: use {allowed}")
-        players.add(int(i))
+            raise ValueError(f"{named('analysts', spec)}: {shown(i)} is not a player id; allowed: {allowed}")
+        players.add(int(player))
     found = frozenset(players)
     if len(found) == num_players:
         return "all", found
@@ -211,7 +211,7 @@ class EggHeadRules(Rules):
         params = dict(self.params)
         for key in ("deck", "analysts"):
             params[key] = params[key].replace(",", ";")
-        if ";" not in params["analysts"] and params["analysts"].isdecimal():
+        if integer_text(params["analysts"]) is not None:
             # One player id: a bare "0" would read back as an integer, which OpenSpiel's
             # type check refuses for this string parameter; "0;" reads back as a string.
             params["analysts"] += ";"
@@ -265,7 +265,7 @@ class EggHeadRules(Rules):
         word = text.strip().lower()
         if word in ("", "0", "pass", "p"):
             return self.actions.encode("pass", 0)
-        digits = [int(ch) for ch in word if ch.isdigit()]
+        digits = [d for d in map(integer_text, word) if d is not None]
         try:
             return self.call_action(digits)
         except ValueError as err:
@@ -488,7 +488,42 @@ class EggHeadState(State):
         lines = [
             f"Question {self.questions} · scores: " + ", ".join(f"{name(p)} {s}" for p, s in enumerate(self.scores))
         ]
-        for event in self.events[-3:]:
+        lines += self._recent_events(name, 3)
+        for p in range(rules.num_players):
+            if self.hands[p] is None:
+                continue
+            shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
+            lines.append(f"{name(p)}: {shown}")
+        return "\n".join(lines + self._closing_lines(viewer))
+
+    def table(self, viewer: int | None = None) -> Table:
+        """Every player's hand, facing the others (the viewer's own face down), their score
+        and their reaction this phase (hidden from the others until everyone has reacted);
+        the latest questions, answers and reactions below."""
+        rules, name = self.rules, self._namer(viewer)
+        mover = self.current_player()
+        rows = []
+        for p in range(rules.num_players):
+            hand = () if self.hands[p] is None else rules.hands.tuples[self.hands[p]]
+            note = [f"{self.scores[p]} points"]
+            if p == self.moderator:
+                note.append("moderates")
+            elif p < len(self.reactions) and not self._over:
+                reaction = self.reactions[p]
+                called = rules.called_hand(reaction)
+                seen = viewer in (None, p)
+                note.append(("passes" if not called else f"calls {''.join(map(str, called))}") if seen else "reacted")
+            cards = tuple(Card(str(v), p != viewer) for v in hand)
+            rows.append(Row(name(p), cards, note=" · ".join(note), to_move=p == mover))
+        title = f"EggHead · question {self.questions} · first to {rules.params['target_score']}"
+        caption = tuple(self._recent_events(name, 2) + self._closing_lines(viewer))
+        return Table(title, tuple(rows), caption, slots=rules.params["cards_per_player"], headings=("hand", ""))
+
+    def _recent_events(self, name: Callable[[int], str], count: int) -> list[str]:
+        """The last ``count`` events (questions with their answers, reaction phases) in words."""
+        rules, hands = self.rules, self.rules.hands.tuples
+        lines = []
+        for event in self.events[-count:]:
             if event.question is not None:
                 who = "the moderator" if event.moderator is None else name(event.moderator)
                 lines.append(f"{who} asked: {rules.deck[event.question].text} Answer: {event.answer}")
@@ -500,18 +535,18 @@ class EggHeadState(State):
                         held = f" (held {hands[event.shown[p]]})" if called else ""
                         said.append(f"{name(p)} {f'called {called}' if called else 'passed'}{held}")
                 lines.append("Reactions: " + "; ".join(said))
-        for p in range(rules.num_players):
-            if self.hands[p] is None:
-                continue
-            shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
-            lines.append(f"{name(p)}: {shown}")
-        if viewer is not None and None not in self.hands and not self._over:
+        return lines
+
+    def _closing_lines(self, viewer: int | None) -> list[str]:
+        """What ``viewer`` still considers possible for their own hand, or the final returns."""
+        if self._over:
+            name = self._namer(viewer)
+            return ["Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns))]
+        if viewer is not None and None not in self.hands:
             valids = self.valids(viewer)
             listed = ": " + " ".join("".join(map(str, v)) for v in valids) if len(valids) <= 10 else ""
-            lines.append(f"Hands you still consider possible: {len(valids)}{listed}")
-        if self._over:
-            lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
-        return "\n".join(lines)
+            return [f"Hands you still consider possible: {len(valids)}{listed}"]
+        return []
 
     # ----------------------------------------------------------------- mechanics
     def _deal(self, hand: int) -> None:

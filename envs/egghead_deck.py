@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from hiddenhand.validation import named, split_items
+
 
 class Hands:
     """The hands of ``cards_per_player`` cards with values 1..``num_values``, numbered."""
@@ -248,39 +250,33 @@ def standard_deck(cards_per_player: int = 3, num_values: int = 6) -> list[Questi
 
 SEPARATORS = ",;"
 """What separates the items of a list given as one string: commas in Python and on the
-command line, semicolons in an OpenSpiel game string (where commas separate parameters)."""
-
-
-def split_list(text: str) -> list[str]:
-    """The items of ``"a,b"`` or ``"a;b"`` (spaces and empty items ignored)."""
-    for sep in SEPARATORS[1:]:
-        text = text.replace(sep, SEPARATORS[0])
-    return [s.strip() for s in text.split(SEPARATORS[0]) if s.strip()]
+command line, semicolons in an OpenSpiel game string (where commas separate parameters).
+The items are written without spaces, none empty; the list may end with one separator
+(``analysts=0;``: how an OpenSpiel game string keeps a list of one number a string)."""
 
 
 def parse_deck(spec: Any, cards_per_player: int, num_values: int) -> tuple[str, list[Question]]:
     """The ``deck`` argument as (canonical spec, questions). ``spec`` is ``"standard"``,
-    question ids separated by commas or semicolons (``"total,missing_values"``), or a list
-    or tuple of ids; repeated ids count once. The canonical spec is ``"standard"`` for the
-    whole deck in its order, else the ids joined by commas."""
+    question ids separated by commas or semicolons (``"total,missing_values"``, see
+    :data:`SEPARATORS`), or a list or tuple of ids; repeated ids count once. The canonical
+    spec is ``"standard"`` for the whole deck in its order, else the ids joined by commas."""
     deck = standard_deck(cards_per_player, num_values)
     by_id = {q.id: q for q in deck}
     allowed = (
         "'standard', or question ids as a list (['total', 'missing_values']) or a string separated by "
-        f"commas or semicolons ('total,missing_values'); the ids: {', '.join(by_id)}"
+        f"commas or semicolons without spaces ('total,missing_values'); the ids: {', '.join(by_id)}"
     )
     if isinstance(spec, str):
-        if spec.strip() == "standard":
+        if spec == "standard":
             return "standard", deck
-        ids = split_list(spec)
-    elif isinstance(spec, (list, tuple)) and all(isinstance(i, str) for i in spec):
-        ids = [i.strip() for i in spec]
+        ids = split_items("deck", spec, allowed, SEPARATORS, trailing=True)
+    elif isinstance(spec, (list, tuple)) and spec and all(isinstance(i, str) for i in spec):
+        ids = list(spec)
     else:
-        raise ValueError(f"deck={spec!r} is not a deck; allowed: {allowed}")
+        raise ValueError(f"{named('deck', spec)} is not a deck; allowed: {allowed}")
     unknown = [i for i in ids if i not in by_id]
-    if unknown or not ids:
-        problem = f"unknown question ids {unknown}" if unknown else "no question ids"
-        raise ValueError(f"deck={spec!r}: {problem}; allowed: {allowed}")
+    if unknown:
+        raise ValueError(f"{named('deck', spec)} has unknown question ids {unknown}; allowed: {allowed}")
     questions = [by_id[i] for i in dict.fromkeys(ids)]
     if [q.id for q in questions] == list(by_id):
         return "standard", deck

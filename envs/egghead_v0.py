@@ -62,10 +62,16 @@ phase share the win (ties are possible).
   analysis): `"all"`, `"none"`, or player ids as a list or tuple (`[0, 2]`) or a string
   separated by commas or semicolons (`"0,2"`). A bare integer is refused, since it could
   mean a count as well as a player.
+- A list written as a string (`deck`, `analysts`) has no spaces and no empty items, and its
+  player ids are ASCII digits (`"0,,1"`, `" all"` and `"٣"` are refused); it may end with one
+  separator (`"0;"`, the OpenSpiel spelling of one player below).
 - `max_phases` (1 to 10): reaction phases after one question at most; a round normally
   settles in two or three. Small values make tiny games that tabular methods (and the
   conformance suite's exhaustive checks) can walk whole.
-- `render_mode`: `None`, `"ansi"` or `"human"`.
+- `render_mode`: `None`, `"ansi"` (`render()` returns the table as text), `"human"`
+  (printed after every move) or `"rgb_array"` (`render()` returns a 640x960x3 uint8
+  picture: every hand as cards, the scores, this phase's reactions, the latest question
+  and reactions).
 
 A bad argument raises `ValueError` naming the argument, the value and what is allowed.
 `rules.params` holds `deck` and `analysts` in one canonical spelling (`"standard"` or ids

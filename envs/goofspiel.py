@@ -18,7 +18,8 @@ import numpy as np
 
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
 from hiddenhand.layout import ActionCodec, Layout
-from hiddenhand.validation import check_bool, check_choice, check_int
+from hiddenhand.picture import Card, Row, Table
+from hiddenhand.validation import check_bool, check_choice, check_int, integer_text, named
 
 PRIZE_ORDERS = ("random", "ascending", "descending")
 SCORINGS = ("point_difference", "win_loss", "total_points")
@@ -129,9 +130,9 @@ class GoofspielRules(Rules):
         self.markov = self.params["observation"] == "markov"
         if self.markov and (not self.params["reveal_bids"] or self.params["scoring"] == "win_loss"):
             raise ValueError(
-                f"observation='markov' needs reveal_bids=True and point_difference or total_points scoring "
-                f"(the position is then all that matters); got reveal_bids={self.params['reveal_bids']!r}, "
-                f"scoring={self.params['scoring']!r}"
+                f"{named('observation', 'markov')} needs {named('reveal_bids', True)} and point_difference or "
+                f"total_points {named('scoring')} (the position is then all that matters); got "
+                f"{named('reveal_bids', self.params['reveal_bids'])}, {named('scoring', self.params['scoring'])}"
             )
         # The Markov observation forgets the past: the information state is the full vector.
         self.observation_is_information_state = not self.markov
@@ -273,7 +274,7 @@ class GoofspielRules(Rules):
     def parse_action(self, text: str, state: State, player: int) -> int:
         """A card typed as its number or as A, J, Q, K."""
         word = text.strip().lower()
-        card = FACE_NAMES.get(word) or (int(word) if word.isdecimal() else None)
+        card = FACE_NAMES.get(word) or integer_text(word)
         hand = [self.actions.decode(a)[1] for a in state.legal_actions(player)]
         if card is None:
             raise ValueError(f"{text.strip()!r} is not a card; type a number from your hand: {hand}")
@@ -431,6 +432,30 @@ class GoofspielState(State):
         if self._over:
             lines.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
         return "\n".join(lines)
+
+    def table(self, viewer: int | None = None) -> Table:
+        """The prize, then every player: their hand (face down to another viewer, as the text
+        gives only its size), the card bid this round (face down until the reveal, to anyone
+        but the bidder) and their points; the last round and the prizes to come below."""
+        rules, name = self.rules, self._namer(viewer)
+        mover = self.current_player()
+        title = f"Goofspiel · round {len(self.history) + 1} of {rules.num_cards}" if not self._over else "Goofspiel"
+        prize = (Card(f"{self.prize}♦"),) if self.prize is not None and not self._over else ()
+        rows = [Row("Prize", prize)]
+        for p in range(rules.num_players):
+            seen = viewer is None or p == viewer
+            hand = tuple(Card(f"{a + 1}♣", seen) for a in np.flatnonzero(self.hands[p]))
+            bid = (Card(f"{self.bids[p]}♣", seen),) if p < len(self.bids) else ()
+            rows.append(Row(name(p), hand, bid, f"{self.points[p]} points", to_move=p == mover))
+        caption = []
+        if self.history:
+            caption.append("Last round: " + self._round_text(self.history[-1], viewer, words=True))
+        if self.prizes_left:
+            order = sorted(self.prizes_left) if rules.prize_order == "random" else self._prize_queue()
+            caption.append("Prizes to come: " + " ".join(f"{p}♦" for p in order))
+        if self._over:
+            caption.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
+        return Table(title, tuple(rows), tuple(caption), slots=rules.num_cards, headings=("hand", "bid this round"))
 
     # ----------------------------------------------------------------- mechanics
     def _prize_queue(self) -> list[int]:

@@ -44,8 +44,10 @@ the round (OpenSpiel's `imp_info=True`).
   (below); `"markov"`: only the position, see "Markov observation" below. Markov needs
   `reveal_bids=True` and `point_difference` or `total_points` scoring (under `win_loss`
   the score matters too); other combinations are refused.
-- `render_mode`: `None`, `"ansi"` (`render()` returns the table as text) or `"human"`
-  (printed after every move).
+- `render_mode`: `None`, `"ansi"` (`render()` returns the table as text), `"human"`
+  (printed after every move) or `"rgb_array"` (`render()` returns a 640x960x3 uint8
+  picture: the prize, every hand and this round's bids as cards, the points, the last
+  round).
 
 A bad argument raises `ValueError` naming the value and what is allowed.
 
@@ -247,6 +249,7 @@ GAME = Game(
         "takes longer (the score is part of the state).",
     ),
     agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",
+    vector="hiddenhand.envs.goofspiel_vector:GoofspielVectorEnv",
     benchmark=(
         Benchmark({"num_cards": 4, "observation": "markov"}, learn=True),
         Benchmark({"num_cards": 6, "observation": "markov"}, tabular=False, learn=True, steps_scale=2),

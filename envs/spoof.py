@@ -16,7 +16,8 @@ import numpy as np
 
 from hiddenhand.core import TERMINAL, Rules, State
 from hiddenhand.layout import ActionCodec, Layout, one_hot_index
-from hiddenhand.validation import check_choice, check_int
+from hiddenhand.picture import Card, Row, Table
+from hiddenhand.validation import check_choice, check_int, integer_text, named
 
 OBJECTIVES = ("game", "round")
 OBSERVATIONS = ("full", "markov")
@@ -29,10 +30,16 @@ ROUND_UTILITY = {"right": 1.0, "opponent_right": 0.0, "neither": 0.5}
 
 def parse_matches(value: Any) -> tuple[int, int]:
     """``matches`` as (player 0's, player 1's): one int for both, or a pair."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ValueError(f"matches={value!r} is not one count or a pair of counts (player 0's, player 1's)")
-        return tuple(check_int(f"matches[{i}]", v, 1, MAX_MATCHES) for i, v in enumerate(value))
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        try:
+            return tuple(check_int(f"player_{i}'s count", v, 1, MAX_MATCHES) for i, v in enumerate(value))
+        except ValueError as err:  # named as the whole pair, which is what was given
+            raise ValueError(f"{named('matches', tuple(value))}: {err}") from None
+    if isinstance(value, (tuple, list, str)):
+        raise ValueError(
+            f"{named('matches', value)} is not one count or a pair of counts; allowed: 1 to {MAX_MATCHES}, or two "
+            "such counts (player_0's, player_1's)"
+        )
     m = check_int("matches", value, 1, MAX_MATCHES)
     return (m, m)
 
@@ -198,13 +205,14 @@ class SpoofRules(Rules):
         legal = state.legal_actions(player)
         kind, _ = self.actions.decode(legal[0])
         numbers = [self.actions.decode(a)[1] for a in legal]
-        if not word.isdecimal():
+        number = integer_text(word)
+        if number is None:
             raise ValueError(f"{word!r} is not a number; type one of {numbers}")
-        if int(word) not in numbers:
-            if kind == "bid" and int(word) == state.bids[1 - player]:
+        if number not in numbers:
+            if kind == "bid" and number == state.bids[1 - player]:
                 raise ValueError(f"{word} is your opponent's bid; bid a different total: one of {numbers}")
             raise ValueError(f"{word} is not allowed; type one of {numbers}")
-        return self.actions.encode(kind, int(word))
+        return self.actions.encode(kind, number)
 
 
 class SpoofState(State):
@@ -343,6 +351,30 @@ class SpoofState(State):
             if self.bids[p] is not None:
                 lines.append(f"{_sentence(name(p))} bid {self.bids[p]}")
         return "\n".join(lines)
+
+    def table(self, viewer: int | None = None) -> Table:
+        """Each player's hand this round (the matches held, face down to the other player
+        until the reveal), matches left, bid and who bids first; the last round below."""
+        name = self._namer(viewer)
+        mover = self.current_player()
+        rows = []
+        for p in (0, 1):
+            held = () if self.holds[p] is None else (Card(str(self.holds[p]), viewer in (None, p)),)
+            note = [f"{self.matches[p]} matches left"]
+            if self.bids[p] is not None:
+                note.append(f"bid {self.bids[p]}")
+            if p == self.first and not self._over:
+                note.append("bids first")
+            rows.append(Row(name(p), held, note=" · ".join(note), to_move=p == mover))
+        caption = []
+        if self.history:
+            caption.append("Last round: " + self._round_text(self.history[-1], name))
+        if self._truncated:
+            caption.append(f"Stopped after max_rounds={self.rules.max_rounds} rounds: a draw.")
+        if self._over:
+            caption.append("Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns)))
+        title = "Spoof" if self._over else f"Spoof · round {len(self.history) + 1}"
+        return Table(title, tuple(rows), tuple(caption), slots=1, headings=("matches held", ""))
 
     # ----------------------------------------------------------------- mechanics
     def _resolve_round(self) -> None:

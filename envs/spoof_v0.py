@@ -48,7 +48,9 @@ has) are legal, as at the table, though they can never win the round.
   the unlimited game.
 - `observation`: `"full"` (the default): everything the player knows, with perfect recall
   (below); `"markov"`: the present round only, see "Markov observation" below.
-- `render_mode`: `None`, `"ansi"` or `"human"`.
+- `render_mode`: `None`, `"ansi"` (`render()` returns the table as text), `"human"`
+  (printed after every move) or `"rgb_array"` (`render()` returns a 640x960x3 uint8
+  picture: each hand as a card, the matches left, the bids, the last round).
 
 A bad argument raises `ValueError` naming the value and what is allowed.
 
@@ -127,6 +129,7 @@ from __future__ import annotations
 from hiddenhand.envs.spoof import OBJECTIVES, OBSERVATIONS, SpoofRules
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
 from hiddenhand.registry import Benchmark, Exact, Game, Option, Solver
+from hiddenhand.validation import integer_text
 
 
 class raw_env(RulesAECEnv):
@@ -145,11 +148,12 @@ class raw_env(RulesAECEnv):
 env, _ = env_factories(raw_env)
 
 
-def _matches(text: str) -> int | tuple[int, int]:
-    """``--matches``: ``3`` for both players, or ``2,3`` for player_0's and player_1's."""
-    counts = [int(part) for part in text.split(",")]
-    if len(counts) not in (1, 2):
-        raise ValueError(f"{text!r} is not a count or a pair of counts such as 2,3")
+def _matches(text: str) -> int | tuple[int, int] | str:
+    """``--matches``: ``3`` for both players, or ``2,3`` for player_0's and player_1's; any
+    other text is left as it is, for the rules to refuse naming the option and what it allows."""
+    counts = [integer_text(part) for part in text.split(",")]
+    if len(counts) not in (1, 2) or None in counts:
+        return text
     return counts[0] if len(counts) == 1 else tuple(counts)
 
 
@@ -177,6 +181,7 @@ GAME = Game(
     },
     heuristics=("random", "heuristic"),
     opponent="equilibrium",
+    vector="hiddenhand.envs.spoof_vector:SpoofVectorEnv",
     exploitability=Exact(
         "hiddenhand.solvers.spoof:exploitability",
         lambda rules: True,

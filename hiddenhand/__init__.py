@@ -7,12 +7,26 @@ Importing the package registers every game, ours and those installed packages de
 to every face; :func:`games` lists what is registered.
 """
 
-from hiddenhand import (
+from hiddenhand.interrupt import end_the_command_on_ctrl_c
+
+end_the_command_on_ctrl_c()  # the imports below take a second: Ctrl-C in them ends the command in one line
+
+from hiddenhand import (  # noqa: E402
     envs,  # registers our games
     openspiel,  # registers every game registered so far with OpenSpiel
 )
-from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, Rules, State
-from hiddenhand.registry import Benchmark, Exact, Factory, Game, Option, Solver, games, load_entry_points, register
+from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, Rules, State  # noqa: E402
+from hiddenhand.registry import (  # noqa: E402
+    Benchmark,
+    Exact,
+    Factory,
+    Game,
+    Option,
+    Solver,
+    games,
+    load_entry_points,
+    register,
+)
 
 load_entry_points()
 

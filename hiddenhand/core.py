@@ -20,7 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hiddenhand.validation import shown
+from hiddenhand.picture import Table
+from hiddenhand.validation import integer_text, shown
 
 CHANCE = -1
 """``State.current_player()`` at a chance node (OpenSpiel's ``PlayerId.CHANCE``)."""
@@ -137,8 +138,9 @@ class Rules(abc.ABC):
         for action in legal:
             if state.action_to_string(player, action).lower() == text.lower():
                 return action
-        if text.isdecimal() and int(text) in legal:
-            return int(text)
+        number = integer_text(text)
+        if number in legal:
+            return number
         choices = ", ".join(state.action_to_string(player, a) for a in legal)
         raise ValueError(f"{text!r} is not a legal move; choose one of: {choices}")
 
@@ -217,6 +219,14 @@ class State(abc.ABC):
     @abc.abstractmethod
     def render(self, viewer: int | None = None) -> str:
         """Text picture of the state: what ``viewer`` sees, or everything when ``None``."""
+
+    def table(self, viewer: int | None = None) -> Table:
+        """The table as ``viewer`` sees it (everything when ``None``), for the faces'
+        ``render_mode="rgb_array"`` (:func:`hiddenhand.picture.draw`): rows of cards, face
+        down where ``viewer`` may not see them, and caption lines. The default is the text
+        of :meth:`render` as the caption, so every game has a picture; games override it to
+        lay out their hands as cards."""
+        return Table(self.rules.name.replace("_", " ").capitalize(), caption=tuple(self.render(viewer).splitlines()))
 
     def is_terminal(self) -> bool:
         return self.current_player() == TERMINAL

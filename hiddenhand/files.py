@@ -50,20 +50,31 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     removes the stale ones of its own target.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    except OSError as err:
+        raise _cannot_write(path, err) from None
     try:
         with os.fdopen(fd, mode) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as err:  # e.g. ``path`` is a directory: name it, not the temporary file
+            raise _cannot_write(path, err) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     remove_stale_temps(path.parent, [path.name])
+
+
+def _cannot_write(path: Path, err: OSError) -> OSError:
+    """``err`` (of its own type) as one line naming the target, not the temporary file."""
+    return type(err)(f"cannot write {path}: {err.strerror or err}")
 
 
 def remove_stale_temps(directory: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:
@@ -91,9 +102,15 @@ def remove_stale_temps(directory: str | os.PathLike, names: Iterable[str] | None
 def check_writable(path: str | os.PathLike, what: str, kind: str = "file") -> Path:
     """Refuse an output ``path`` before any work is done rather than after it: an empty path
     (which would mean the current directory), a ``kind="file"`` that is an existing directory
-    or a ``kind="dir"`` that is an existing file, or a path whose nearest existing directory
-    this process cannot write in. Creates nothing; returns ``Path(path)``. Raises ``ValueError``
-    or, for permissions, ``PermissionError``, naming ``what`` and the path as given."""
+    or a ``kind="dir"`` that is an existing file, or a path this process cannot create or write
+    in. Returns ``Path(path)``. Raises ``ValueError``, or the ``OSError`` of the step that
+    failed (``PermissionError``, ``FileNotFoundError``...), naming ``what`` and the path as given.
+
+    Writability is found by trying, not by ``os.access``, which is always true for root,
+    although root cannot write under ``/proc`` or on a read-only mount: the missing
+    directories are made, a temporary file is made and removed in the one that is to hold
+    the output, and the directories made are removed again. The check leaves nothing behind,
+    passed or failed, so work that fails after it leaves no empty directories either."""
     if kind not in ("file", "dir"):
         raise ValueError(f"kind={kind!r} must be 'file' or 'dir'")
     text = os.fspath(path)
@@ -104,13 +121,30 @@ def check_writable(path: str | os.PathLike, what: str, kind: str = "file") -> Pa
         raise ValueError(f"{what} {str(text)!r} is an existing directory, not a file")
     if kind == "dir" and path.exists() and not path.is_dir():
         raise ValueError(f"{what} {str(text)!r} is an existing file, not a directory")
-    base = path if path.is_dir() else path.parent  # where the write creates entries
+    holder = path if kind == "dir" else path.parent  # the directory the write creates an entry in
+    missing, base = [], holder
     while not base.exists() and base != base.parent:
+        missing.append(base)
         base = base.parent
     if not base.is_dir():
         raise ValueError(f"{what} {str(text)!r} cannot be created: {base} is a file, not a directory")
-    if not os.access(base, os.W_OK | os.X_OK):
-        raise PermissionError(f"{what} {str(text)!r} cannot be written: no write permission in {base}")
+    made: list[Path] = []
+    step = ""
+    try:
+        for directory in reversed(missing):
+            step = f"making the directory {directory}"
+            directory.mkdir()
+            made.append(directory)
+        step = f"making a file in {holder}"
+        fd, probe = tempfile.mkstemp(dir=holder, prefix=f".{path.name or 'probe'}.{os.getpid()}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise type(err)(f"{what} {str(text)!r} cannot be written: {step} failed ({err.strerror or err})") from None
+    finally:
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
     return path
 
 

@@ -5,11 +5,30 @@ every file is complete or absent) and then raises :class:`Interrupted`, which is
 ``KeyboardInterrupt`` carrying a one-line account and the partial result. Callers that
 run several jobs (the benchmark) catch it to report what finished; the command line prints
 the account and exits with status 130, the shell's code for Ctrl-C.
+
+While a job writes its results (:func:`held_ctrl_c`), a further Ctrl-C is held rather than
+raised: raised in the middle of a save it would lose the file the first Ctrl-C meant to keep.
+Only the optional measure between the saves stays interruptible, and a held Ctrl-C skips it.
+
+This module imports nothing heavy: ``hiddenhand/__init__.py`` imports it first, so that a
+Ctrl-C while the command starts ends it with the same one line and status 130
+(:func:`end_the_command_on_ctrl_c`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+COMMAND = "hiddenhand"
+EXIT_STATUS = 130
+"""The shell's status for a process stopped by Ctrl-C (128 + SIGINT)."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -21,11 +40,112 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
-def unless_interrupted(work, fallback: Any = None) -> tuple[Any, bool]:
-    """``(work(), False)``, or ``(fallback, True)`` if Ctrl-C stops it: for the optional
-    last step of a job already interrupted once (a final evaluation), which a second
-    Ctrl-C skips instead of losing the files still to write."""
+class HeldCtrlC:
+    """What :func:`held_ctrl_c` yields: whether Ctrl-C was pressed while it was held, and
+    :meth:`unless_interrupted` for the one step that Ctrl-C may still stop."""
+
+    def __init__(self, live: Any) -> None:
+        self._live = live  # the handler that raises, put back while an interruptible step runs
+        self.pressed = False
+        self._untold = False  # a press that no skipped step has reported to the job yet
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.pressed = self._untold = True
+
+    def unless_interrupted(self, work: Callable[[], Any], fallback: Any = None) -> tuple[Any, bool]:
+        """``(work(), False)``, or ``(fallback, True)`` if Ctrl-C was pressed before (while
+        held) or stops it: for the optional last step of a job (a final evaluation), which a
+        second Ctrl-C skips instead of losing the files still to write."""
+        if self.pressed:
+            self._untold = False
+            return fallback, True
+        held = self._swap(self._live)
+        try:
+            return work(), False
+        except KeyboardInterrupt:
+            self.pressed = True
+            return fallback, True
+        finally:
+            self._swap(held)
+
+    def _swap(self, handler: Any) -> Any:
+        """Install ``handler`` for SIGINT where this thread may (the main thread); return the old one."""
+        if handler is None:
+            return None
+        return signal.signal(signal.SIGINT, handler)
+
+
+@contextlib.contextmanager
+def held_ctrl_c() -> Iterator[HeldCtrlC]:
+    """Hold Ctrl-C while the block writes a job's results: a press is remembered
+    (``.pressed``), not raised, except inside ``.unless_interrupted(step)``. If the block
+    ends normally after a press that no skipped step reported, ``KeyboardInterrupt`` is
+    raised then, when every file is written. Outside the main thread, where signals cannot be
+    handled, and where SIGINT is ignored, nothing is held."""
+    live = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if live in (signal.SIG_IGN, None):
+        yield HeldCtrlC(None)
+        return
+    held = HeldCtrlC(live)
+    signal.signal(signal.SIGINT, held._hold)
     try:
-        return work(), False
-    except KeyboardInterrupt:
-        return fallback, True
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, live)
+    if held._untold:
+        raise KeyboardInterrupt
+
+
+def is_the_command(argv: list[str] | None = None) -> bool:
+    """Whether this process is the ``hiddenhand`` command: its console script, or ``python
+    -m hiddenhand`` (``argv``: the interpreter's own command line, ``sys.orig_argv``)."""
+    argv = list(sys.orig_argv if argv is None else argv)
+    args = iter(argv[1:])
+    for arg in args:
+        if arg == "-m":
+            return next(args, None) == COMMAND
+        if arg.startswith("-m"):
+            return arg[2:] == COMMAND
+        if arg == "-" or arg.startswith("-c"):
+            return False
+        if arg in ("-W", "-X", "--check-hash-based-pycs"):  # options that take a value
+            next(args, None)
+        elif not arg.startswith("-"):
+            return Path(arg).stem == COMMAND  # the console script
+    return False
+
+
+def end_the_command_on_ctrl_c() -> None:
+    """Called first thing by ``hiddenhand/__init__.py``: if this process is the ``hiddenhand``
+    command, Ctrl-C ends it at once, with one line and status 130, until :func:`ctrl_c_raises`.
+
+    That covers its start, a second of imports in which nothing is written yet. A
+    ``KeyboardInterrupt`` there would print a traceback through the imports, or be lost: some
+    imports swallow it, and one raised inside code that a library ``exec``-s from a string (as
+    dataclasses and scipy do while importing) makes CPython end the process by SIGINT at exit
+    whatever status it was given. In any other program (a library user's), nothing changes."""
+    if is_the_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _end_at_once)
+
+
+def ctrl_c_raises() -> None:
+    """From here on Ctrl-C raises ``KeyboardInterrupt`` again: the command's work has begun,
+    and may have files to finish (:func:`exit_after_ctrl_c` ends it afterwards)."""
+    if signal.getsignal(signal.SIGINT) is _end_at_once:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def exit_after_ctrl_c(message: str = "interrupted by Ctrl-C") -> NoReturn:
+    """End the command that Ctrl-C stopped: ``message`` on one line, status 130."""
+    print(f"\n{COMMAND}: {message}", file=sys.stderr)
+    # A KeyboardInterrupt that went through code exec-ed from a string (a dataclass being made,
+    # say) marks the interpreter to end by SIGINT rather than with this status; the next run of
+    # such code clears the mark (CPython's run_eval_code_obj), so run an empty one.
+    exec("")
+    raise SystemExit(EXIT_STATUS)
+
+
+def _end_at_once(signum: int, frame: Any) -> None:
+    sys.stderr.write(f"\n{COMMAND}: interrupted by Ctrl-C\n")
+    sys.stderr.flush()
+    os._exit(EXIT_STATUS)  # nothing of the command's to finish yet: no cleanup to run

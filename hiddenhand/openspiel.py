@@ -14,6 +14,13 @@ CFR, best response, exploitability and sequence-form LP run on it directly. Its 
 solvers run on ``pyspiel.convert_to_cached_tree(game)``, which walks the Python game once
 and then runs at C++ speed (:func:`cached_tree`).
 
+Parameters are declared with the types of their defaults (int, bool, str). OpenSpiel reads
+a game string's values by their look (digits are an int, ``true`` a bool, anything else a
+string) and refuses a value of another type than declared before the game is made, so no
+message of ours can reach that case: a string value that looks like a number is written so
+that it does not (EggHead's one analyst, ``analysts=0;``, as ``str(game)`` writes it); every
+other string parameter takes words.
+
 Information-state strings and tensors are perfect recall (``State.information_state_*``);
 observation tensors are the PettingZoo observations, which for Bid Spoof and EggHead are a
 bounded window of the history (``Rules.observation_is_information_state``). Games, states

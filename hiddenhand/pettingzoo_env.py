@@ -10,6 +10,12 @@ The mask of a player who does not have to move is all zeros; in a simultaneous r
 (every player bids once, in seat order, without seeing the others' bids) a player whose
 bid is still due already sees their legal bids, so the Parallel env hands every player a
 usable mask.
+
+Every face keeps the same promises: ``step`` (and ``observe``, ``last``, ``render``,
+``agent_iter``) before ``reset()``, or ``step`` once every agent has left a finished game,
+raises ``RuntimeError`` saying what to call, where PettingZoo's own wrapper raises a bare
+``AssertionError`` or only logs. ``render_mode="rgb_array"`` draws the table
+(:mod:`hiddenhand.picture`) as a spectator sees it: every hand face up.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 from pettingzoo.utils.env_logger import EnvLogger
 
 from hiddenhand.core import TERMINAL, IllegalActionError, Rules, State, play_chance
+from hiddenhand.picture import draw
 from hiddenhand.validation import check_choice
 
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
+GAME_OVER = "the game is over and every agent has left it; call reset() to play again"
 
 
 class RulesAECEnv(AECEnv):
@@ -37,7 +45,9 @@ class RulesAECEnv(AECEnv):
     Agents are ``player_0 .. player_{N-1}``. Rewards are the game's returns, paid when it
     ends; a game cut short by a limit (``State.is_truncated``) ends in truncations rather
     than terminations, as Gymnasium's time limits do. ``render_mode="ansi"`` makes ``render()``
-    return the full table as text; ``"human"`` prints it after every move.
+    return the full table as text; ``"human"`` prints it after every move; ``"rgb_array"``
+    returns a picture of it, an ``HxWx3`` uint8 array of the same size every frame (the
+    spectator's view: every hand face up).
 
     ``illegal_action`` says what an illegal action does: ``"raise"`` (the default of
     ``raw_env``) raises :class:`~hiddenhand.core.IllegalActionError` naming the legal
@@ -113,10 +123,14 @@ class RulesAECEnv(AECEnv):
         self._check_reset("last")
         return super().last(observe)
 
+    def agent_iter(self, max_iter: int = 2**63):
+        self._check_reset("agent_iter")
+        return super().agent_iter(max_iter)
+
     def step(self, action: int | None) -> None:
         self._check_reset("step")
         if not self.agents:
-            raise RuntimeError("the game is over and every agent has left it; call reset() to play again")
+            raise RuntimeError(GAME_OVER)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -178,10 +192,15 @@ class RulesAECEnv(AECEnv):
         self._accumulate_rewards()
         self._deads_step_first()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'.")
+            gymnasium.logger.warn(
+                f"render() was called without a render_mode; pass render_mode= one of {', '.join(RENDER_MODES)}."
+            )
             return None
+        self._check_reset("render")
+        if self.render_mode == "rgb_array":
+            return draw(self.game_state.table())
         text = self.game_state.render()
         if self.render_mode == "human":
             print(text, end="\n\n")
@@ -193,13 +212,30 @@ class RulesAECEnv(AECEnv):
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's order checks, with ``last()`` answered by the env in one call rather
-    than through five attribute lookups forwarded by the wrapper's ``__getattr__``."""
+    """PettingZoo's order checks (attributes before ``reset()``, ``step()`` or ``reset()``
+    between two turns of ``agent_iter``), with the calls out of order left to the env, whose
+    ``RuntimeError`` says what to call: the wrapper raises a bare ``AssertionError`` before
+    ``reset()`` and only logs a ``step()`` once every agent has left, which then did nothing.
+    Stepping an agent that is done with ``None`` stays legal while it is still listed.
+    ``last()`` is answered by the env in one call rather than through five attribute lookups
+    forwarded by the wrapper's ``__getattr__``."""
+
+    def step(self, action: int | None) -> None:
+        self._has_updated = True
+        self.env.step(action)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        return self.env.observe(agent)
 
     def last(self, observe: bool = True):
-        if not self._has_reset:
-            EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
+
+    def render(self) -> str | np.ndarray | None:
+        return self.env.render()
+
+    def agent_iter(self, max_iter: int = 2**63):
+        self.env.unwrapped._check_reset("agent_iter")
+        return super().agent_iter(max_iter)
 
 
 class RulesParallelEnv(aec_to_parallel_wrapper):
@@ -211,6 +247,9 @@ class RulesParallelEnv(aec_to_parallel_wrapper):
     bidder ended it)."""
 
     def step(self, actions: dict[str, Any]):
+        self.unwrapped._check_reset("step")
+        if not self.agents:
+            raise RuntimeError(GAME_OVER)
         missing = [a for a in self.agents if a not in actions]
         unknown = [a for a in actions if a not in self.agents]
         if missing or unknown:
@@ -245,17 +284,25 @@ def env_factories(raw_env: Callable[..., RulesAECEnv]) -> tuple[Callable[..., AE
 
     ``env`` is ``raw_env`` with PettingZoo's conventions: an illegal action ends the game
     as a forfeit (see :class:`RulesAECEnv`), and the order of calls is enforced
-    (``OrderEnforcingWrapper``). ``parallel_env`` is :class:`RulesParallelEnv` over it.
+    (``OrderEnforcingWrapper``). ``parallel_env`` is :class:`RulesParallelEnv` over it where
+    every player moves each round (``metadata["is_parallelizable"]``); in any other game it
+    raises ``ValueError`` saying why there is none, and it is what PettingZoo's registry
+    makes of the game's id as a Parallel env.
     """
+    name = raw_env.metadata["name"]
 
     def env(**kwargs: Any) -> AECEnv:
         return _OrderEnforcing(raw_env(illegal_action="terminate", **kwargs))
 
     def parallel_env(**kwargs: Any) -> RulesParallelEnv:
+        if not raw_env.metadata.get("is_parallelizable"):
+            raise ValueError(
+                f"{name} has no Parallel env: its players do not all move each round (some turns are one "
+                "player's alone), while a Parallel env takes an action from every agent at every step; "
+                f"play it as an AEC env ({name}.env(), or pettingzoo.make('aec', ...) with the same id)"
+            )
         return RulesParallelEnv(env(**kwargs))
 
-    env.__doc__ = (
-        f"The AEC environment of {raw_env.metadata['name']} with PettingZoo's conventions (see the module docstring)."
-    )
-    parallel_env.__doc__ = f"The Parallel environment of {raw_env.metadata['name']} (every player bids each round)."
+    env.__doc__ = f"The AEC environment of {name} with PettingZoo's conventions (see the module docstring)."
+    parallel_env.__doc__ = f"The Parallel environment of {name} (every player bids each round), where it has one."
     return env, parallel_env

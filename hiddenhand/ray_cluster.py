@@ -2,7 +2,7 @@
 
 A local instance is bound to 127.0.0.1 with usage statistics off, so that nothing but this
 machine is ever contacted unless the user names a cluster. Ray is an optional extra
-(``pip install "hiddenhand[ray]"``) and is imported only here, when a job asks for it.
+(``pip install ".[ray]"`` from a clone of the repository) and is imported only here, when a job asks for it.
 """
 
 from __future__ import annotations

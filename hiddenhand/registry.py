@@ -159,6 +159,8 @@ class Game:
       public model must know where the analysts sit).
     - ``command_line_defaults``: defaults the command line uses instead of the rules' own.
     - ``benchmark``: what ``hiddenhand benchmark`` plays of this game.
+    - ``vector``: the batched env class (a :class:`~hiddenhand.vector.RulesVectorEnv`:
+      many games stepped at once as arrays), where the game has one.
     """
 
     name: str
@@ -174,6 +176,7 @@ class Game:
     seated: Ref | None = None
     command_line_defaults: Mapping[str, Any] = field(default_factory=dict)
     benchmark: tuple[Benchmark, ...] = ()
+    vector: Ref | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():
@@ -273,10 +276,10 @@ _GAMES: dict[str, Game] = {}
 
 
 def register(game: Game) -> Game:
-    """Make ``game`` known to every face: PettingZoo's registry (AEC, and Parallel when the
-    game is simultaneous), OpenSpiel, the command line. Registering the same declaration
-    again (the same env class name and title: a script re-run) replaces it; another game
-    under a taken name is refused."""
+    """Make ``game`` known to every face: PettingZoo's registry (AEC, and Parallel: a game
+    that is not simultaneous has one that says why it has none), OpenSpiel, the command
+    line. Registering the same declaration again (the same env class name and title: a
+    script re-run) replaces it; another game under a taken name is refused."""
     if not isinstance(game, Game):
         raise TypeError(f"register() takes a hiddenhand.Game, not {type(game).__name__}")
     known = _GAMES.get(game.name)
@@ -296,23 +299,27 @@ def register(game: Game) -> Game:
 def _register_pettingzoo(game: Game, replace: bool = False) -> None:
     """Register the env under both spellings of the id. An env module that can be imported
     by name is registered by name (``"module:env"``, so that other processes such as Ray's
-    workers can make it); a game defined in a script or notebook, by its factories."""
+    workers can make it); a game defined in a script or notebook, by its factories. A game
+    that is not simultaneous is registered as a Parallel env too, by the factory that
+    refuses with the reason (``env_factories``), so that ``pettingzoo.make("parallel", ...)``
+    says why rather than that the id is unknown."""
     import pettingzoo
 
     from hiddenhand.pettingzoo_env import env_factories
 
+    aec, parallel = env_factories(game.env)
     module = sys.modules.get(game.env_module)
     if module is not None and hasattr(module, "env") and game.env_module not in ("__main__", "<run_path>"):
-        aec, parallel = f"{game.env_module}:env", f"{game.env_module}:parallel_env"
-    else:
-        aec, parallel = env_factories(game.env)
+        aec = f"{game.env_module}:env"
+        parallel = f"{game.env_module}:parallel_env" if game.simultaneous else parallel
     for env_id in dict.fromkeys((game.env_id, f"hiddenhand/{game.name}-v0")):
-        if replace or env_id not in pettingzoo.aec_registry:
-            pettingzoo.aec_registry.pop(env_id, None)
-            pettingzoo.register("aec", env_id, aec)
-        if game.simultaneous and (replace or env_id not in pettingzoo.parallel_registry):
-            pettingzoo.parallel_registry.pop(env_id, None)
-            pettingzoo.register("parallel", env_id, parallel)
+        for kind, registry, factory in (
+            ("aec", pettingzoo.aec_registry, aec),
+            ("parallel", pettingzoo.parallel_registry, parallel),
+        ):
+            if replace or env_id not in registry:
+                registry.pop(env_id, None)
+                pettingzoo.register(kind, env_id, factory)
 
 
 def games() -> dict[str, Game]:

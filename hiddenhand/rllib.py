@@ -24,7 +24,7 @@ A trained module plays as a hiddenhand agent (:class:`RLlibAgent`: ``policy_batc
 forward pass), so it enters ``hiddenhand play``, tournaments and ``hiddenhand
 exploitability`` like any agent; its directory holds ``module.pt`` (the weights) and
 ``agent.json`` (the game, its arguments, the network's settings and the weights' sha256).
-Ray is an optional extra: ``pip install "hiddenhand[ray]"``.
+Ray is an optional extra: ``pip install ".[ray]"`` from a clone of the repository.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ try:
     from ray.rllib.core.columns import Columns
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
 except ImportError as error:  # pragma: no cover - the message is the point
-    raise ImportError('hiddenhand.rllib needs Ray RLlib: pip install "hiddenhand[ray]"') from error
+    raise ImportError(
+        'hiddenhand.rllib needs Ray RLlib: pip install ".[ray]" from a clone of the repository'
+    ) from error
 
 OBSERVATIONS = "observations"
 """RLlib's key for the observation beside ``"action_mask"``."""

@@ -23,7 +23,7 @@ import numpy as np
 from hiddenhand.agents.spoof import cached_solution
 from hiddenhand.envs.spoof import MAX_MATCHES, OBJECTIVES, ROUND_UTILITY
 from hiddenhand.solvers.spoof import RoundStrategy, solve_round
-from hiddenhand.validation import check_choice, check_int
+from hiddenhand.validation import check_choice, check_int, named
 
 SEATS = ("first", "second")
 MODELS = ("uniform", "equilibrium")
@@ -99,12 +99,17 @@ def advise(
         hold = check_int("hold", hold, 0, mine)
     if their_bid is not None:
         if first:
-            raise ValueError("their_bid is the first bid, which a first bidder has not seen; use it with seat='second'")
+            raise ValueError(
+                f"{named('their_bid', their_bid)} is the first bid, which a first bidder has not seen; give it with "
+                f"{named('seat', 'second')}"
+            )
         their_bid = check_int("their_bid", their_bid, 0, total)
         if hold is None:
-            raise ValueError("give the hand you hold (hold=K) as well: the bids are advised once the hand is chosen")
+            raise ValueError(
+                f"give the hand you hold ({named('hold')}) as well: the bids are advised once the hand is chosen"
+            )
     if not first and hold is not None and their_bid is None:
-        raise ValueError("bidding second, give the first bid (their_bid=B) to see what each bid is worth")
+        raise ValueError(f"bidding second, give the first bid ({named('their_bid')}) to see what each bid is worth")
     key = (mine, theirs) if first else (theirs, mine)
     models = {
         "uniform": uniform_strategy(*key),

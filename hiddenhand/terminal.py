@@ -14,6 +14,7 @@ import numpy as np
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.core import Rules, advance
+from hiddenhand.interrupt import Interrupted
 
 
 def outcome_line(returns: Sequence[float], seat: int) -> str:
@@ -36,8 +37,9 @@ def play_in_terminal(
 ) -> list[list[float]]:
     """Play games until the person declines another; returns each game's returns.
 
-    ``opponents`` fill the other seats in order. End of input (Ctrl-D) or Ctrl-C ends the
-    session cleanly.
+    ``opponents`` fill the other seats in order. End of input (Ctrl-D) ends the session
+    cleanly; so does Ctrl-C, which then raises :class:`~hiddenhand.interrupt.Interrupted`
+    carrying the results, so that the command exits with status 130 as for any Ctrl-C.
     """
     if len(opponents) != rules.num_players - 1:
         raise ValueError(f"{rules!r} needs {rules.num_players - 1} opponents, got {len(opponents)}")
@@ -62,9 +64,12 @@ def play_in_terminal(
             if input_fn("Play again? (y/n): ").strip().lower() not in ("y", "yes"):
                 output("Thanks for playing!")
                 return results
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         output("\nGoodbye.")
         return results
+    except KeyboardInterrupt:
+        output("\nGoodbye.")
+        raise Interrupted("interrupted by Ctrl-C", results) from None
 
 
 def _ask_move(rules: Rules, state, seat: int, input_fn, output) -> int:

@@ -1,7 +1,12 @@
 """The main job end to end on a tiny budget: every method trains, every agent is measured,
 the report and the plots are written."""
 
+import csv
+import importlib.metadata
 import json
+import os
+import platform
+import re
 
 import pytest
 
@@ -29,8 +34,18 @@ TINY = Budget(
 )
 
 
-def test_benchmark_on_a_tiny_budget(tmp_path):
-    report = run_benchmark(TINY, tmp_path, seed=0, progress=False)
+pytestmark = pytest.mark.xdist_group("benchmark")  # one worker, so the tiny run below is made once
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """One tiny benchmark for the tests that read its output: ``(directory, report)``."""
+    out = tmp_path_factory.mktemp("benchmark")
+    return out, run_benchmark(TINY, out, seed=0, progress=False)
+
+
+def test_benchmark_on_a_tiny_budget(tiny_run):
+    tmp_path, report = tiny_run
     assert (tmp_path / "REPORT.md").read_text() == report
     plots = {p.name for p in tmp_path.glob("*.png")}
     for config in ("goofspiel_num_cards=4", "goofspiel_num_cards=6", "spoof_objective=round", "spoof_observation"):
@@ -62,6 +77,86 @@ def test_benchmark_on_a_tiny_budget(tmp_path):
         )
 
 
+def sections(report: str) -> dict[str, list[str]]:
+    """The report's ``## `` sections: title -> lines."""
+    parts = re.split(r"^## (.+)$", report, flags=re.MULTILINE)
+    return {title: body.strip().splitlines() for title, body in zip(parts[1::2], parts[2::2])}
+
+
+def table(lines: list[str]) -> list[dict[str, str]]:
+    """The Markdown table in ``lines`` as one dict per row, by column header."""
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines if line.startswith("|")]
+    return [dict(zip(rows[0], row)) for row in rows[2:]]
+
+
+def test_the_report_opens_with_how_to_read_it_and_what_ran(tiny_run):
+    """A reader learns what exploitability means, each configuration's payoff scale, and
+    what produced the numbers: the command, the seed, the versions and the machine."""
+    _, report = tiny_run
+    head = report.split("\n## ")[0]
+    assert "- command: `run_benchmark(Budget(" in head and "name='tiny'" in head and "seed=0)`" in head
+    for name in ("numpy", "torch", "open_spiel", "hiddenhand"):
+        assert f"{name} {importlib.metadata.version(name)}" in head
+    assert f"python {platform.python_version()}" in head
+    assert f"- machine: {os.cpu_count()} CPUs, {platform.platform()}" in head
+    how = sections(report)["How to read this"]
+    text = "\n".join(how)
+    assert "**Exploitability** is what a best response gains" in text and "best measured" in text
+    assert "- Spoof, 2 players: objective round: each player gets 0 to 1 a game; even play gets 0.5" in how
+    assert (
+        "- Goofspiel, 2 players: cards 4, observation markov: each player gets -10 to 10 a game; even play gets 0"
+        in how
+    )
+
+
+def test_report_sections_are_titled_in_words(tiny_run):
+    _, report = tiny_run
+    assert "Rules(" not in report
+    titles = list(sections(report))
+    assert titles[:3] == [
+        "How to read this",
+        "Bid Spoof, 2 players: objective round",
+        "Goofspiel, 2 players: cards 4, observation markov",
+    ]
+    assert "Bid Spoof, 3 players: coins 2, objective round (every seating)" in titles
+    assert "EggHead, 3 players, one analyst (every seating)" in titles
+
+
+def test_iterations_and_decisions_are_separate_columns_and_best_sits_beside_last(tiny_run):
+    """CFR counts iterations, the learners decisions: each in its own column. Beside each
+    learner's last exploitability, the best any seed measured, read back from the runs' curves."""
+    out, report = tiny_run
+    rows = {row["agent"]: row for row in table(sections(report)["Goofspiel, 2 players: cards 4, observation markov"])}
+    assert rows["cfr+"]["iterations"] == "10" and rows["cfr+"]["decisions"] == ""
+    assert rows["mccfr-external"]["iterations"] == "100" and rows["mccfr-external"]["decisions"] == ""
+    assert rows["ppo"]["iterations"] == "" and rows["ppo"]["decisions"] == "1,024"
+    assert rows["mmd"]["iterations"] == "" and int(rows["mmd"]["decisions"].replace(",", "")) >= 600
+    assert rows["random"]["best measured (at)"] == "" and rows["random"]["exploitability (last)"] == "2.5000"
+    summary = json.loads((out / "summary.json").read_text())
+    for method in ("cfr+", "mccfr-external", "ppo", "mmd"):
+        paths = [r["path"] for r in summary["runs"] if r["method"] == method and r["config"].get("num_cards") == 4]
+        measured = []
+        for path in paths:
+            with open(f"{path}/curve.csv") as handle:
+                for point in csv.DictReader(handle):
+                    if point["exploitability"]:
+                        step = point.get("iteration") or point.get("steps")
+                        measured.append((float(point["exploitability"]), int(step)))
+        best, at = min(measured)
+        shown, shown_at = re.fullmatch(r"(\S+) \(at (\S+)\)", rows[method]["best measured (at)"]).groups()
+        assert float(shown) == pytest.approx(best, abs=1e-4) and shown_at == f"{at:,}"
+        last = float(rows[method]["exploitability (last)"].split()[0])
+        assert best <= last + 5e-5
+
+
+def test_the_three_player_cfr_run_has_a_curve(tiny_run):
+    """The tournament's CFR+ run is measured along the way, so its plot is a curve, not a dot."""
+    out, _ = tiny_run
+    (curve,) = out.glob("bid_spoof_coins=2_objective=round/cfr+/curve.csv")
+    with open(curve) as handle:
+        assert len(list(csv.DictReader(handle))) >= TINY.evaluations
+
+
 def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, monkeypatch):
     """Ctrl-C during the first PPO run: the CFR runs before it are on disk, the report is
     written and says where it was cut, and the benchmark does not go on to other games."""
@@ -78,9 +173,8 @@ def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, mo
         run_benchmark(TINY, tmp_path, seed=0, progress=False)
     assert len(calls) == 1  # nothing ran after the interruption
     report = (tmp_path / "REPORT.md").read_text()
-    assert "Cut short by Ctrl-C" in report and calls[0] in report.replace("Rules", "").lower().replace(
-        "bidspoof", "bid_spoof"
-    )
+    cut = report.split("Cut short by Ctrl-C")[1]
+    assert cut.startswith(f"** while running {hiddenhand.games()[calls[0]].title}, 2 players")
     assert json.loads((tmp_path / "summary.json").read_text())["interrupted"] is True
 
 

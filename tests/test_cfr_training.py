@@ -98,8 +98,11 @@ def test_train_command_and_playing_the_result(tmp_path, capsys):
     [
         (["train", "cfr", "goofspiel", "--reveal-bids=maybe", "--out", "x"], "ignored explicit argument 'maybe'"),
         (["train", "cfr", "goofspiel", "--colour", "red", "--out", "x"], "unrecognized arguments: --colour red"),
-        (["train", "cfr", "goofspiel", "--cards", "0", "--out", "x"], "--cards: num_cards=0 is out of range"),
-        (["train", "cfr", "goofspiel", "--cards", "three", "--out", "x"], "argument --cards: 'three'"),
+        (["train", "cfr", "goofspiel", "--cards", "0", "--out", "x"], "--cards 0 is out of range; allowed: 2 to 13"),
+        (
+            ["train", "cfr", "goofspiel", "--cards", "three", "--out", "x"],
+            "--cards three is not an integer; allowed: 2 to 13",
+        ),
     ],
 )
 def test_train_command_errors(argv, message, capsys):

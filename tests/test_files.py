@@ -1,17 +1,21 @@
 """Files the package writes: damage is detected and every load failure is one line naming
 the file; temporary files of killed writes are removed; output paths are checked first."""
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hiddenhand.agents.policy_agent import PolicyAgent
+from hiddenhand.cli import main
 from hiddenhand.files import (
     atomic_write,
     check_writable,
@@ -178,13 +182,23 @@ def test_solution_files_detect_damage_and_read_per_level_checksums(tmp_path, sol
     good = path.read_bytes()
     rewrite_npz(path, level_3=np.asarray(solution.levels[3]) + 1e-9)
     refused(path, lambda: GopsSolution.load(path), match="fails its checksum")
-    # A file from before whole-file checksums still loads, verified by its per-level checksums...
+    # A file of this format without its checksum is damaged (format 2 came after whole-file
+    # checksums), although its per-level sums still match: refused, naming it.
     path.write_bytes(good)
     rewrite_npz(path, sha256=None)
+    refused(path, lambda: GopsSolution.load(path), match="has no checksum")
+    # A format-1 file as written before whole-file checksums (every pattern, per-level sums,
+    # no scoring) still loads, verified by its per-level checksums...
+    levels = {f"level_{k}": np.asarray(level) for k, level in enumerate(solution.levels)}
+    legacy = {"format": 1, "num_cards": 4, "sha256": [digest(level) for level in levels.values()]}
+    np.savez(path, meta=np.array(json.dumps(legacy)), **levels)
     assert GopsSolution.load(path).value((1, 3), (2, 4), (1, 2)) == solution.value((1, 3), (2, 4), (1, 2))
-    rewrite_npz(path, level_2=np.asarray(solution.levels[2]) * 2)
+    rewrite_npz(path, level_2=levels["level_2"] * 2)
     refused(path, lambda: GopsSolution.load(path), match="fails its checksum")
-    # ...and one without any checksum is refused with the reason, not a KeyError.
+    # ...but not one that claims a scoring (win/loss files came after whole-file checksums),
+    rewrite_npz(path, level_2=levels["level_2"], meta=np.array(json.dumps(legacy | {"scoring": "point_difference"})))
+    refused(path, lambda: GopsSolution.load(path), match="has no checksum")
+    # and one without any checksum is refused with the reason, not a KeyError.
     path.write_bytes(good)
     meta = {"format": 1, "num_cards": 4}
     rewrite_npz(path, sha256=None, meta=np.array(json.dumps(meta)))
@@ -198,6 +212,16 @@ def test_solution_files_detect_damage_and_read_per_level_checksums(tmp_path, sol
     refused(policy, lambda: GopsSolution.load(policy), match="lacks meta 'format', meta 'num_cards'")
     path.write_bytes(good)
     refused(path, lambda: PolicyAgent.load(path), match="lacks meta 'game', meta 'params'")
+
+
+def test_a_solution_without_its_checksum_is_not_played(tmp_path, solution, capsys):
+    path = solution.save(tmp_path / "gops4.npz")
+    rewrite_npz(path, sha256=None)
+    with pytest.raises(SystemExit) as info:
+        main(["play", "goofspiel", "--cards", "4", "--opponent", str(path)])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1, err
+    assert f"{path} has no checksum" in err, err
 
 
 def test_damaged_checkpoint_manifests_are_named(tmp_path, solution):
@@ -216,7 +240,58 @@ def test_damaged_checkpoint_manifests_are_named(tmp_path, solution):
         manifest.write_text(text)
         message = refused(manifest, lambda: solve(4, progress=False, checkpoint=folder), match=reason)
         assert "delete it to solve from the start" in message
+    manifest.unlink()
+    manifest.mkdir()  # unreadable as a file
+    message = refused(manifest, lambda: solve(4, progress=False, checkpoint=folder), match="is a directory")
+    assert "delete it to solve from the start" in message
+    manifest.rmdir()
     manifest.write_text(json.dumps(good))
+    assert np.array_equal(solve(4, progress=False, checkpoint=folder).levels[4], solution.levels[4])
+
+
+def test_damaged_checkpoint_levels_are_one_line_naming_the_checkpoint(tmp_path, solution, capsys):
+    """A level the manifest records was written whole before it was recorded: if it is now
+    missing, torn, of another shape, altered or a directory, the solve stops before any work
+    with one line naming the checkpoint and the file, and saying how to go on."""
+    folder = tmp_path / "levels"
+    solve(4, progress=False, checkpoint=folder)
+    level = folder / "level_03.npy"
+    good = level.read_bytes()
+    other = tmp_path / "other.npy"
+    np.save(other, np.zeros((2, 2)))
+    altered = tmp_path / "altered.npy"
+    np.save(altered, np.asarray(solution.levels[3]) + 1.0)
+
+    def damage_and_restore(damage):
+        level.unlink()
+        damage()
+        message = refused(folder, lambda: solve(4, progress=False, checkpoint=folder))
+        assert "level_03.npy" in message and "delete the directory to solve from the start" in message, message
+        assert "take levels 3 and above out of its manifest.json" in message and ".tmp" not in message, message
+        if level.is_dir():
+            level.rmdir()
+        elif level.exists():
+            level.unlink()
+        level.write_bytes(good)
+        return message
+
+    assert "is missing" in damage_and_restore(lambda: None)
+    assert "is truncated or not a level" in damage_and_restore(lambda: level.write_bytes(good[: len(good) // 2]))
+    assert "has shape (2, 2)" in damage_and_restore(lambda: level.write_bytes(other.read_bytes()))
+    assert "fails the checksum" in damage_and_restore(lambda: level.write_bytes(altered.read_bytes()))
+    assert "is not a file" in damage_and_restore(level.mkdir)
+    # A directory where a level not yet recorded is to be written: refused before the work, not after it.
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["sha256"]["4"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "level_04.npy").unlink()
+    (folder / "level_04.npy").mkdir()
+    with pytest.raises(SystemExit) as info:
+        main(["solve", "goofspiel", "--cards", "4", "--checkpoint", str(folder)])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"checkpoint {folder} is damaged: level_04.npy is not a file" in err and ".tmp" not in err, err
+    (folder / "level_04.npy").rmdir()
     assert np.array_equal(solve(4, progress=False, checkpoint=folder).levels[4], solution.levels[4])
 
 
@@ -226,7 +301,10 @@ def test_damaged_checkpoint_manifests_are_named(tmp_path, solution):
 def test_a_resume_removes_the_temporary_files_of_killed_writes(tmp_path, solution):
     folder = tmp_path / "levels"
     solve(4, progress=False, checkpoint=folder)
-    (folder / "level_04.npy").unlink()  # killed during the last level...
+    (folder / "level_04.npy").unlink()  # killed during the last level, before it was recorded...
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["sha256"]["4"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
     dead, alive = dead_pid(), os.getpid()
     stale = [
         f".level_04.npy.{dead}.k2j4h5g6.tmp",
@@ -295,21 +373,72 @@ def test_output_paths_are_checked_before_the_work(tmp_path, monkeypatch):
         check_writable("x", "output", "folder")
 
 
-@pytest.mark.skipif(ROOT, reason="root writes into read-only directories")
-def test_a_read_only_directory_is_refused_before_the_work(tmp_path):
+@contextlib.contextmanager
+def read_only(directory: Path):
+    """``directory`` made unwritable for this process: by its mode for a user; for root, whom
+    modes do not stop (as in containers and CI), by the immutable attribute, which stops root too."""
+    if not ROOT:
+        directory.chmod(0o500)
+        try:
+            yield
+        finally:
+            directory.chmod(0o700)
+        return
+    made = shutil.which("chattr") and subprocess.run(["chattr", "+i", str(directory)], capture_output=True)
+    if not made or made.returncode != 0:
+        pytest.skip("running as root, where modes stop nothing, and `chattr +i` is not available on this file system")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=True)
+
+
+def test_a_read_only_directory_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
+    import hiddenhand.solvers.gops as gops
+
     locked = tmp_path / "locked"
     locked.mkdir()
-    locked.chmod(0o500)
-    try:
+    with read_only(locked):
         out = locked / "out.npz"
-        refused(out, lambda: check_writable(out, "output"), PermissionError, "no write permission")
+        refused(out, lambda: check_writable(out, "output"), PermissionError, f"making a file in {locked} failed")
         refused(locked / "a" / "b", lambda: check_writable(locked / "a" / "b", "output", "dir"), PermissionError)
         refused(locked, lambda: check_writable(locked, "output", "dir"), PermissionError)
         refused(locked / "ck", lambda: solve(4, progress=False, checkpoint=locked / "ck"), PermissionError)
         refused(locked / "s.npz", lambda: solve(1, progress=False).save(locked / "s.npz"), PermissionError)
+        deeper = locked / "nonexistent" / "deeper" / "x.npz"
+        monkeypatch.setattr(gops, "solve", lambda *a, **k: pytest.fail("the solve started before the check"))
+        with pytest.raises(SystemExit) as info:
+            main(["solve", "goofspiel", "--cards", "3", "--out", str(deeper)])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and f"--out '{deeper}' cannot be written" in err and err.count("\n") == 1, err
         assert list(locked.iterdir()) == []
-    finally:
-        locked.chmod(0o700)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc file system here")
+def test_a_path_not_even_root_can_create_is_refused_before_the_work(monkeypatch, capsys):
+    """/proc takes no new entries, whatever permissions say (root's included)."""
+    import hiddenhand.solvers.gops as gops
+
+    monkeypatch.setattr(gops, "solve", lambda *a, **k: pytest.fail("the solve started before the check"))
+    out = "/proc/no/such/dir/x.npz"
+    with pytest.raises(SystemExit) as info:
+        main(["solve", "goofspiel", "--cards", "10", "--out", out])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"--out '{out}' cannot be written: making the directory /proc/no failed" in err, err
+    refused("/proc/no/x", lambda: check_writable("/proc/no/x", "--out", "dir"), OSError, "cannot be written")
+
+
+def test_a_failed_check_removes_the_directories_it_made(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    def no_file(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    message = refused("new/deeper/out.npz", lambda: check_writable("new/deeper/out.npz", "--out"), PermissionError)
+    assert "making a file in new/deeper failed (Permission denied)" in message
+    assert list(tmp_path.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- PPO agents

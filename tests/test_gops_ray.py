@@ -10,6 +10,8 @@ from hiddenhand.cli import main
 from hiddenhand.solvers.gops import solve
 from hiddenhand.solvers.gops_ray import transfer
 
+pytestmark = pytest.mark.xdist_group("ray")  # one Ray instance at a time: both modules run on one worker
+
 if importlib.util.find_spec("ray") is None:  # not imported here: see start_ray
     pytest.skip("Ray is not installed (pip install 'hiddenhand[ray]')", allow_module_level=True)
 

@@ -2,6 +2,10 @@
 when a command runs for minutes."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pyspiel
 import pytest
@@ -10,7 +14,7 @@ from hiddenhand.agents import load_agent
 from hiddenhand.cli import main
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.spoof import SpoofRules
-from hiddenhand.interrupt import Interrupted
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.training import cfr
 from hiddenhand.training.cfr import check_tree_size, estimate_tree_size, train_cfr
 
@@ -106,3 +110,171 @@ def test_outputs_are_checked_before_the_solve_starts(out, message, monkeypatch, 
         main(["solve", "goofspiel", "--cards", "10", "--out", out])
     assert info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- a second Ctrl-C during the save
+
+
+def _tiny_run(name):
+    """``(train(out), the module whose exact measure it calls, that function's name, the class
+    whose save writes the agent, game, params)`` for a run of each trainer that saves after
+    Ctrl-C, small enough for seconds."""
+    from dataclasses import replace
+
+    from hiddenhand.agents import NetworkAgent, PolicyAgent
+    from hiddenhand.agents.ppo import PPOAgent
+    from hiddenhand.training import openspiel_baselines, ppo, selfplay
+
+    markov = {"num_cards": 3, "observation": "markov"}
+    if name == "cfr":
+        return (
+            lambda out: train_cfr(GoofspielRules(num_cards=3), "cfr+", 50, 5, out, progress=False),
+            (cfr.pyspiel, "nash_conv"),
+            PolicyAgent,
+            "goofspiel",
+            {"num_cards": 3},
+        )
+    if name == "ppo":
+        return (
+            lambda out: ppo.train_ppo(
+                "goofspiel",
+                markov,
+                4096,
+                out,
+                n_steps=256,
+                snapshot_every=256,
+                eval_every=512,
+                eval_games=4,
+                progress=False,
+            ),
+            (ppo, "exact_measure"),
+            PPOAgent,
+            "goofspiel",
+            markov,
+        )
+    if name == "selfplay":
+        settings = replace(selfplay.settings_for("mmd", "goofspiel"), games=8, batch=256, epochs=1)
+        return (
+            lambda out: selfplay.train_selfplay(
+                "goofspiel", markov, 3000, out, eval_every=300, settings=settings, progress=False
+            ),
+            (selfplay, "exact_measure"),
+            PPOAgent,
+            "goofspiel",
+            markov,
+        )
+    if name == "nfsp":
+        settings = replace(openspiel_baselines.NFSP_OURS, min_buffer_size_to_learn=64, batch_size=32, learn_every=16)
+        return (
+            lambda out: openspiel_baselines.train_nfsp(
+                "goofspiel", markov, 3000, out, eval_every=200, settings=settings, progress=False
+            ),
+            (openspiel_baselines, "exact_measure"),
+            NetworkAgent,
+            "goofspiel",
+            markov,
+        )
+    pytest.importorskip("cvxpy")  # psro_v2 imports it
+    settings = replace(
+        openspiel_baselines.PSRO_OURS,
+        episodes_per_oracle=30,
+        sims_per_entry=4,
+        prd_iterations=200,
+        min_buffer_size_to_learn=32,
+        mixture_max_histories=0,
+    )
+    return (
+        lambda out: openspiel_baselines.train_psro(
+            "goofspiel", markov, 5000, out, eval_every=1, settings=settings, progress=False
+        ),
+        (openspiel_baselines, "exact_measure"),
+        NetworkAgent,
+        "goofspiel",
+        markov,
+    )
+
+
+@pytest.mark.parametrize("trainer", ["cfr", "ppo", "selfplay", "nfsp", "psro"])
+def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(trainer, tmp_path, monkeypatch):
+    """Real SIGINTs: the first during the second exact measure (stopping the training), the
+    second while the agent is being saved. The save completes, run.json is written, and only
+    the final measure is skipped."""
+    train, (module, measure_name), saver, game, params = _tiny_run(trainer)
+    real_measure, real_save = getattr(module, measure_name), saver.save
+    measures = []
+
+    def measure_or_ctrl_c(*args):
+        measures.append(len(measures) + 1)
+        if len(measures) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # the first Ctrl-C
+        return real_measure(*args)
+
+    def save_with_ctrl_c(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, as the save starts
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(module, measure_name, measure_or_ctrl_c)
+    monkeypatch.setattr(saver, "save", save_with_ctrl_c)
+    try:
+        train(tmp_path)
+    except Interrupted as stopped:
+        assert "stopped by Ctrl-C" in stopped.message
+    except KeyboardInterrupt:
+        pytest.fail("the second Ctrl-C broke off the save: the run's files were lost")
+    else:
+        pytest.fail("two Ctrl-Cs did not stop the run")
+    assert measures == [1, 2]  # the final measure was skipped
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["interrupted"] is True
+    assert load_agent(game, str(tmp_path), params).game == game  # saved whole, verified on load
+    assert not list(tmp_path.glob(".*.tmp"))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C raises again afterwards
+
+
+def test_train_cfr_keeps_its_files_when_ctrl_c_is_pressed_again_during_the_save(tmp_path):
+    """The command in a process of its own, as a user runs it: the first SIGINT after 29
+    iterations, the second while the policy file is being written (from inside the write,
+    so that it lands there every time)."""
+    driver = (
+        "import os, signal, sys\n"
+        "from hiddenhand.agents import policy_agent\n"
+        "from hiddenhand.cli import main\n"
+        "from hiddenhand.training import cfr\n"
+        "step, save_npz, calls = cfr._Solver.step, policy_agent.save_npz, []\n"
+        "def stepping(self):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 30:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    step(self)\n"
+        "def saving(*args, **kwargs):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return save_npz(*args, **kwargs)\n"
+        "cfr._Solver.step, policy_agent.save_npz = stepping, saving\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    out = tmp_path / "D"
+    argv = ["train", "cfr", "goofspiel", "--cards", "3", "--iterations", "100000", "--eval-every", "25"]
+    result = subprocess.run(
+        [sys.executable, "-c", driver, *argv, "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 130, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"hiddenhand: cfr+ stopped by Ctrl-C after 29 of 100000 iterations; results in {out}"
+    )
+    assert {"curve.csv", "policy.npz", "run.json"} <= {p.name for p in out.iterdir()}
+    run = json.loads((out / "run.json").read_text())
+    assert run["interrupted"] is True and run["iterations"] == 29 and run["final"]["iteration"] == 25
+    assert load_agent("goofspiel", str(out), {"num_cards": 3}).game == "goofspiel"
+
+
+def test_held_ctrl_c_raises_a_press_nothing_consumed_once_the_files_are_written():
+    with pytest.raises(KeyboardInterrupt):
+        with held_ctrl_c() as ctrl_c:
+            os.kill(os.getpid(), signal.SIGINT)
+            written = True  # the handler ran before this line: the press was held, not raised
+    assert written and ctrl_c.pressed
+    with held_ctrl_c() as ctrl_c:  # a press inside the interruptible step stops it, and is consumed
+        assert ctrl_c.unless_interrupted(lambda: os.kill(os.getpid(), signal.SIGINT), "skipped") == ("skipped", True)
+        assert ctrl_c.unless_interrupted(lambda: pytest.fail("ran after a Ctrl-C")) == (None, True)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -119,7 +119,7 @@ def test_env_follows_pettingzoos_illegal_move_convention():
 
 def test_env_enforces_call_order():
     env = goofspiel_v0.env(num_cards=4)
-    with pytest.raises(Exception, match="reset"):
+    with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\): call reset\(\) first"):
         env.step(0)
 
 
@@ -144,5 +144,5 @@ def test_render_modes():
     text = env.render()
     assert "Last round: prize 1♦: player_0 bid 2, player_1 bid 3; player_1 takes 1♦" in text
     assert "Scores: player_0 0, player_1 1" in text
-    with pytest.raises(ValueError, match="render_mode='rgb_array' is not allowed"):
-        goofspiel_v0.env(render_mode="rgb_array")
+    with pytest.raises(ValueError, match="render_mode='svg' is not allowed; choose one of: None, 'ansi', 'human'"):
+        goofspiel_v0.env(render_mode="svg")

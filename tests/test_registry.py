@@ -29,7 +29,11 @@ def test_our_games_are_registered_in_every_registry():
         env = pettingzoo.make("aec", game.env_id, **game.env.configurations["tiny"])
         assert env.unwrapped.rules.params == game.rules(**game.env.configurations["tiny"]).params
         assert pettingzoo.make("aec", f"hiddenhand/{name}-v0").unwrapped.rules.name == name  # both spellings
-        assert (game.env_id in pettingzoo.parallel_registry) == game.simultaneous
+        if game.simultaneous:
+            assert pettingzoo.make("parallel", game.env_id).unwrapped.rules.name == name
+        else:
+            with pytest.raises(ValueError, match="has no Parallel env: its players do not all move each round"):
+                pettingzoo.make("parallel", game.env_id)
         assert pyspiel.load_game(game.openspiel_name).get_type().short_name == game.openspiel_name
 
 

@@ -4,12 +4,15 @@ the saved agent reloads and measures as trained, and an env made inside a Ray wo
 A local Ray instance on 127.0.0.1, usage statistics off, two CPUs, shut down at the end."""
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
 
 import hiddenhand
 from hiddenhand.core import play_chance
+
+pytestmark = pytest.mark.xdist_group("ray")  # one Ray instance at a time: both modules run on one worker
 
 if importlib.util.find_spec("ray") is None:  # not imported here: see start_ray
     pytest.skip("Ray is not installed (pip install 'hiddenhand[ray]')", allow_module_level=True)
@@ -122,3 +125,47 @@ def test_bad_settings_are_refused(ray_local, tmp_path):
         ppo_config("goofspiel", {"num_cards": 4}, policy="both")
     with pytest.raises(ValueError, match="iterations"):
         train_rllib("goofspiel", {"num_cards": 4}, 0, tmp_path, progress=False)
+
+
+def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(ray_local, tmp_path, monkeypatch):
+    """Real SIGINTs, as in tests/test_long_jobs.py for the other trainers: the first during the
+    second exact measure, the second as the module is being saved. The save completes,
+    run.json is written, and only the final measure is skipped."""
+    import os
+    import signal
+
+    from hiddenhand.agents import load_agent
+    from hiddenhand.interrupt import Interrupted
+    from hiddenhand.rllib import RLlibAgent
+    from hiddenhand.training import rllib_train
+
+    params = {"num_cards": 3, "observation": "markov"}
+    real_measure, real_save, measures = rllib_train.exact_measure, RLlibAgent.save, []
+    before = signal.getsignal(signal.SIGINT)
+
+    def measure_or_ctrl_c(*args):
+        measures.append(len(measures) + 1)
+        if len(measures) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_measure(*args)
+
+    def save_with_ctrl_c(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(rllib_train, "exact_measure", measure_or_ctrl_c)
+    monkeypatch.setattr(RLlibAgent, "save", save_with_ctrl_c)
+    try:
+        rllib_train.train_rllib(
+            "goofspiel", params, 5, tmp_path, env_runners=1, envs_per_runner=2, batch=256, eval_every=1, progress=False
+        )
+    except Interrupted as stopped:
+        assert "stopped by Ctrl-C" in stopped.message
+    except KeyboardInterrupt:
+        pytest.fail("the second Ctrl-C broke off the save: the run's files were lost")
+    else:
+        pytest.fail("two Ctrl-Cs did not stop the run")
+    assert measures == [1, 2]
+    assert json.loads((tmp_path / "run.json").read_text())["interrupted"] is True
+    assert load_agent("goofspiel", str(tmp_path), params).game == "goofspiel"
+    assert signal.getsignal(signal.SIGINT) is before

@@ -103,7 +103,7 @@ def test_max_rounds_stops_the_game_as_a_truncated_draw():
         (dict(matches=0), "matches=0 is out of range; allowed: 1 to 9"),
         (dict(matches=10), "matches=10 is out of range"),
         (dict(matches=(1, 2, 3)), "not one count or a pair"),
-        (dict(matches=(2, 0)), r"matches\[1\]=0 is out of range"),
+        (dict(matches=(2, 0)), r"matches=\(2, 0\): player_1's count=0 is out of range; allowed: 1 to 9"),
         (dict(matches=True), "matches=True is not an integer"),
         (dict(objective="match"), "objective='match' is not allowed; choose one of: 'game', 'round'"),
         (dict(max_rounds=0), "max_rounds=0 is out of range"),

@@ -28,9 +28,10 @@ analyst sits).
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 
-Writes ``REPORT.md`` (a leaderboard per configuration), one PNG per configuration
-(exploitability against wall-clock seconds, log scales, every method, the seeds' range as a
-band) and ``summary.json`` into ``out``: one record per training run (``game``,
+Writes ``REPORT.md`` (a header on how to read it and the run's command, seed, versions and
+machine; then a leaderboard per configuration, titled in words), one PNG per configuration
+(exploitability against wall-clock seconds and against decisions, log scales, every measured
+point of every seed: :mod:`.plots`) and ``summary.json`` into ``out``: one record per training run (``game``,
 ``config``, ``method``, ``seed``, ``steps``, ``seconds``, ``exploitability``, ``exact``, and
 ``path``, the saved agent, which ``hiddenhand.agents.load_agent`` reads back), and the
 leaderboards. It prints the report.
@@ -38,8 +39,12 @@ leaderboards. It prints the report.
 
 from __future__ import annotations
 
+import datetime
+import importlib.metadata
 import json
 import multiprocessing
+import os
+import platform
 import statistics
 import time
 from collections.abc import Mapping
@@ -47,16 +52,17 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.policy_agent import PolicyAgent
-from hiddenhand.files import atomic_write, write_figure
-from hiddenhand.interrupt import Interrupted
+from hiddenhand.files import atomic_write
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.registry import Benchmark, Game, games
+from hiddenhand.training import plots
 from hiddenhand.training.cfr import train_cfr
 from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, tournament
+from hiddenhand.training.plots import describe
 from hiddenhand.training.ppo import train_ppo
 from hiddenhand.training.selfplay import train_selfplay
 from hiddenhand.validation import check_choice
@@ -163,7 +169,8 @@ class Run:
 @dataclass
 class Row:
     """One agent of a two-player game: how exploitable it is and how it does. A learner's
-    row summarises its seeds: the median exploitability and their range."""
+    row summarises its seeds: the median of their last exploitability and its range, and
+    ``best``, the lowest measured by any seed with the iteration or decision it came at."""
 
     agent: str
     seconds: float | None
@@ -172,6 +179,13 @@ class Row:
     steps: int | None = None
     spread: tuple[float, float] | None = None
     runs: list[Run] = field(default_factory=list)
+    best: tuple[float, int] | None = None
+
+
+def _best(runs: list[Run]) -> tuple[float, int] | None:
+    """The lowest exploitability any of ``runs`` measured, and its step count; ``None`` if none measured one."""
+    points = [(point[2], point[0]) for run in runs for point in run.curve if point[2] is not None]
+    return min(points, default=None)
 
 
 def _rules(game: Game, entry: Benchmark, budget: Budget):
@@ -259,60 +273,39 @@ def _two_player_game(game: Game, entry: Benchmark, rules, budget: Budget, out: P
         median = statistics.median(finals) if finals else None
         spread = (min(finals), max(finals)) if len(finals) > 1 else None
         seconds = statistics.median(r.curve[-1][1] for r in mine)
-        rows.append(Row(method, seconds, median, against, mine[0].curve[-1][0], spread, mine))
+        rows.append(Row(method, seconds, median, against, mine[0].curve[-1][0], spread, mine, _best(mine)))
     for name, agent in opponents.items():
         rows.append(Row(name, None, game.exact_exploitability(rules, agent), {}))
     lines = {r.agent: r.exploitability for r in rows if r.seconds is None and r.exploitability is not None}
-    _plot(rules, runs, lines, out.parent / f"{out.name}.png")
+    plots.save(_figure(rules, runs, lines), out.parent / f"{out.name}.png")
     return rows, list(opponents)
 
 
 TABULAR = ("cfr+", "mccfr-external")
-"""Methods whose curve counts iterations, not environment steps."""
+"""Methods whose curve counts iterations, not decisions (environment steps)."""
 
 
-def _plot(rules, runs: list[Run], references: dict[str, float], path: Path) -> None:
-    """Exploitability on log scales against wall-clock seconds (every method) and against
-    environment steps (the learners; CFR counts iterations): per method the median over its
-    seeds, the band between the best and the worst seed; the references as dashed lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), constrained_layout=True)
+def _figure(rules, runs: list[Run], references: dict[str, float]):
+    """Exploitability on log scales against wall-clock seconds of training (every method) and
+    against decisions (the learners; CFR's iterations are not decisions and are left out
+    there): every measured point of every seed, one colour per method (:mod:`.plots`); the
+    references (not the equilibrium, at 0) as dashed lines."""
+    fig, axes = plots.figure(2, describe(rules))
     methods = list(dict.fromkeys(r.method for r in runs))
-    for ax, x, label in ((axes[0], 1, "wall-clock seconds of training"), (axes[1], 0, "environment steps")):
+    for ax, x, xlabel in ((axes[0], 1, "wall-clock seconds of training"), (axes[1], 0, plots.DECISIONS)):
+        plots.labels(ax, xlabel, plots.EXPLOITABILITY, xlog=True, ylog=True)
         for k, method in enumerate(methods):
+            mine = [r for r in runs if r.method == method]
             if x == 0 and method in TABULAR:
                 continue
-            _band(ax, [r.curve for r in runs if r.method == method], x, f"C{k}", method)
-        for k, (name, value) in enumerate(references.items()):
-            if name != "equilibrium":
-                ax.axhline(max(value, 1e-6), linestyle="--", color=f"C{k + 5}", alpha=0.6, label=name)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(label)
-        ax.set_ylabel("exploitability against the exact equilibrium")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(repr(rules), fontsize=8)
-    write_figure(fig, path)
-
-
-def _band(ax, curves: list[list[tuple]], x: int, color: str, method: str) -> None:
-    """One method's seeds on ``ax`` against column ``x`` of their curves (0 steps, 1 seconds),
-    interpolated onto a common logarithmic grid."""
-    # From the first point after the start (log scales), each exploitability at least 1e-6.
-    points = [[(c[x], max(c[2], 1e-6)) for c in curve if c[2] is not None and c[x] > 0] for curve in curves]
-    points = [p for p in points if p]
-    if not points:
-        return
-    grid = np.geomspace(max(p[0][0] for p in points), min(p[-1][0] for p in points), 50)
-    ys = np.array([np.interp(grid, [a for a, _ in p], [b for _, b in p]) for p in points])
-    ax.plot(grid, np.median(ys, axis=0), color=color, label=f"{method} ({len(points)} seed{'s' * (len(points) > 1)})")
-    if len(points) > 1:
-        ax.fill_between(grid, ys.min(axis=0), ys.max(axis=0), color=color, alpha=0.2)
+            for seed, run in enumerate(mine):
+                points = [(point[x], point[2]) for point in run.curve if point[2] is not None]
+                label = f"{method} ({len(mine)} seed{'s' * (len(mine) > 1)})" if seed == 0 else None
+                plots.measured(ax, [a for a, _ in points], [b for _, b in points], label, f"C{k}")
+        others = [(name, value) for name, value in references.items() if name != "equilibrium"]
+        for k, (name, value) in enumerate(others):
+            plots.reference(ax, value, name, f"C{len(methods) + k}")
+    return fig
 
 
 def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
@@ -321,7 +314,8 @@ def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed:
     if entry.cfr:
         run = out / "cfr+"
         iterations = budget.many_cfr_iterations
-        train_cfr(rules, "cfr+", iterations, iterations, run, seed=seed, progress=progress)
+        every = max(1, iterations // budget.evaluations)  # a curve, not a single point
+        train_cfr(rules, "cfr+", iterations, every, run, seed=seed, progress=progress)
         field_.append(("cfr+", PolicyAgent.load(run)))
     field_ += [(name, game.make_agent(name, rules)) for name in entry.lineup]
     games_per_seating = max(1, round(budget.tournament_games * entry.games_scale))
@@ -399,7 +393,6 @@ def run_benchmark(
             raise ValueError(f"the {spec.name} budget trains no learner at {spec.big_cards} cards; use --budget full")
     out = Path(out_dir)
     start = time.perf_counter()
-    lines = [f"# hiddenhand benchmark ({spec.name} budget, seed {seed})", ""]
     summary: dict = {"budget": spec.name, "seed": seed, "runs": [], "games": {}}
     entries = [
         (game, entry)
@@ -409,44 +402,113 @@ def run_benchmark(
     ]
     # Exact measures first (two-player games with an exploitability), then the tournaments.
     entries.sort(key=lambda item: item[1].lineup != ())
+    command = _command(budget, spec, out, seed, gops13)
+    lines = _header(spec, seed, command, [_rules(game, entry, spec) for game, entry in entries])
     current = "the set-up"
     try:
         for game, entry in entries:
             rules = _rules(game, entry, spec)
-            current = repr(rules)
+            current = describe(rules)
             where = out / _slug(rules)
             if not entry.lineup:
                 result = _two_player_game(game, entry, rules, spec, where, seed, progress)
                 _report_two_player(game, rules, where, result, lines, summary)
             else:
-                title = entry.title or repr(rules)
+                title = entry.title or describe(rules)
                 _report_table(title, _table(game, entry, rules, spec, where, seed, progress), lines, summary)
         if spec.big_steps:
             current = f"Goofspiel with {spec.big_cards} cards"
             _big_goofspiel(spec, out, seed, gops13, progress, lines, summary)
     except KeyboardInterrupt:
         lines += [f"**Cut short by Ctrl-C** while running {current}: that section and those after it are missing.", ""]
-        _write(out, lines, start, summary | {"interrupted": True})
-        raise Interrupted(f"benchmark stopped by Ctrl-C; the finished sections are in {out / 'REPORT.md'}") from None
+        with held_ctrl_c():  # a second Ctrl-C waits for the report
+            _write(out, lines, start, summary | {"interrupted": True})
+            raise Interrupted(
+                f"benchmark stopped by Ctrl-C; the finished sections are in {out / 'REPORT.md'}"
+            ) from None
     return _write(out, lines, start, summary)
+
+
+def _command(budget: str | Budget, spec: Budget, out: Path, seed: int, gops13: str | None) -> str:
+    """The command that runs this benchmark again (a budget of one's own: the Python call)."""
+    if isinstance(budget, Budget):
+        return f"run_benchmark({spec!r}, out_dir={str(out)!r}, seed={seed})"
+    return f"hiddenhand benchmark --budget {spec.name} --out {out} --seed {seed}" + (
+        f" --gops13 {gops13}" if gops13 else ""
+    )
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _header(spec: Budget, seed: int, command: str, configurations: list) -> list[str]:
+    """The report's opening: how to read it, the payoff scale of each configuration, and the
+    run's metadata (enough to say what produced the numbers and to run it again)."""
+    versions = [f"python {platform.python_version()}"]
+    versions += [f"{name} {_version(name)}" for name in ("numpy", "torch", "open_spiel", "hiddenhand")]
+    started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"# hiddenhand benchmark ({spec.name} budget, seed {seed})",
+        "",
+        f"- command: `{command}`",
+        f"- started: {started}; seed {seed} (a learner's further seeds count up from it)",
+        f"- versions: {', '.join(versions)}",
+        f"- machine: {os.cpu_count()} CPUs, {platform.platform()}",
+        "",
+        "## How to read this",
+        "",
+        "**Exploitability** is what a best response gains against an agent that plays every seat, averaged "
+        "over the seats, beyond what each seat is worth at an equilibrium: 0 for an exact equilibrium, in the "
+        "game's payoff units per game, lower is better. NashConv, the sum over the seats, is twice it with two "
+        "players. Every figure is exact (computed against the game's exact solution), not estimated.",
+        "",
+        "- **last**: the agent's exploitability at the end of training, the one saved; for a learner with "
+        "several seeds the median over its seeds, with their range.",
+        "- **best measured**: the lowest exploitability measured during training by any seed, and the "
+        "iteration or decision it was measured at. It is picked after the fact, so it is optimistic: "
+        "training does not stop there, and the saved agent is the last.",
+        "- **iterations** (CFR+, MCCFR: passes over the game tree, sampled for MCCFR) and **decisions** (the "
+        "learners: environment steps they trained on) are different units, hence separate columns.",
+        "- **vs X**: the row agent's mean return per game against reference X, ± a 95% interval, seats "
+        "alternating (the first seed's agent).",
+        "- **plots**: exploitability against wall-clock seconds of training (every method) and against "
+        "decisions (the learners), log scales; every measured point of every seed, joined by straight lines; "
+        "dashed lines are the references.",
+        "",
+        "What a game pays, per configuration (the scale of every exploitability and return below):",
+        "",
+    ]
+    for rules in configurations:
+        low, high = rules.utility_range
+        even = "" if rules.utility_sum is None else f"; even play gets {rules.utility_sum / rules.num_players:g}"
+        lines.append(f"- {describe(rules)}: each player gets {low:g} to {high:g} a game{even}")
+    return [*lines, ""]
 
 
 def _report_two_player(game: Game, rules, where: Path, result, lines: list[str], summary: dict) -> None:
     rows, opponents = result
-    lines += [f"## {rules!r}", "", f"![exploitability against time]({where.name}.png)", ""]
-    header = "| agent | steps | training s | exploitability | NashConv | " + " | ".join(f"vs {o}" for o in opponents)
-    lines += [header + " |", "|" + "---|" * (5 + len(opponents))]
+    lines += [f"## {describe(rules)}", "", f"![exploitability against time]({where.name}.png)", ""]
+    columns = ["agent", "iterations", "decisions", "training s", "exploitability (last)", "best measured (at)"]
+    columns += ["NashConv (last)", *(f"vs {o}" for o in opponents)]
+    lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     ranked = sorted(rows, key=lambda r: (r.exploitability is None, r.exploitability or 0.0))
     for r in ranked:
-        cells = [f"{r.against[o].mean:+.3f} ± {r.against[o].ci95:.3f}" if o in r.against else "" for o in opponents]
-        secs = "" if r.seconds is None else f"{r.seconds:.1f}"
         steps = "" if r.steps is None else f"{r.steps:,}"
+        counts = [steps, ""] if r.agent in TABULAR else ["", steps]
+        secs = "" if r.seconds is None else f"{r.seconds:.1f}"
         if r.exploitability is None:
-            figures = "no exact measure | "
+            figures = ["no exact measure", "", ""]
         else:
             spread = "" if r.spread is None else f" ({r.spread[0]:.4f} to {r.spread[1]:.4f}, {len(r.runs)} seeds)"
-            figures = f"{r.exploitability:.4f}{spread} | {2 * r.exploitability:.4f}"
-        lines.append(f"| {r.agent} | {steps} | {secs} | {figures} | " + " | ".join(cells) + " |")
+            figures = [f"{r.exploitability:.4f}{spread}", "", f"{rules.num_players * r.exploitability:.4f}"]
+        if r.best is not None:
+            figures[1] = f"{r.best[0]:.4f} (at {r.best[1]:,})"
+        cells = [f"{r.against[o].mean:+.3f} ± {r.against[o].ci95:.3f}" if o in r.against else "" for o in opponents]
+        lines.append("| " + " | ".join([r.agent, *counts, secs, *figures, *cells]) + " |")
     lines.append("")
     for r in rows:
         for run in r.runs:
@@ -476,7 +538,7 @@ def _report_two_player(game: Game, rules, where: Path, result, lines: list[str],
 
 
 def _report_table(title: str, table: dict[str, MatchResult], lines: list[str], summary: dict) -> None:
-    lines += [f"## {title}: every seating", "", "| agent | mean return | best (alone or tied) |", "|---|---|---|"]
+    lines += [f"## {title} (every seating)", "", "| agent | mean return | best (alone or tied) |", "|---|---|---|"]
     for name, r in sorted(table.items(), key=lambda kv: -kv[1].mean):
         lines.append(f"| {name} | {r.mean:+.3f} ± {r.ci95:.3f} | {r.wins / r.games:.1%} |")
     lines.append("")

@@ -6,7 +6,8 @@ A run writes into its output directory:
 - ``curve.csv``: iteration, solver seconds (evaluation excluded), NashConv and
   exploitability (NashConv / number of players) at every evaluation, rewritten
   atomically at each one, so an interrupted run leaves a consistent curve;
-- ``curve.png``: NashConv against iterations and against solver seconds, log scales;
+- ``curve.png``: exploitability (NashConv / players, the benchmark's figure) against
+  iterations and against solver seconds, log scales, every measured point (:mod:`.plots`);
 - ``policy.npz``: the average policy as a :class:`~hiddenhand.agents.PolicyAgent`, which
   ``hiddenhand play goofspiel --opponent DIR`` plays against;
 - ``run.json``: the game, its parameters, the algorithm and the final figures.
@@ -34,9 +35,10 @@ from tqdm.auto import tqdm
 
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import Rules
-from hiddenhand.files import atomic_write, write_figure
-from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.files import atomic_write
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, to_tabular
+from hiddenhand.training import plots
 
 ALGORITHMS = ("cfr", "cfr+", "mccfr-external", "mccfr-outcome")
 
@@ -125,20 +127,21 @@ def train_cfr(
                 raise
             interrupted = True
             bar.write(f"interrupted after {done} iterations: saving the policy, then measuring it (Ctrl-C skips that)")
-    PolicyAgent.from_openspiel(tree, solver.solver.average_policy()).save(out)
-    if not curve or curve[-1].iteration != done:
-        _, skipped = unless_interrupted(evaluate)
-        interrupted |= skipped
-    if curve:
-        plot_curves({algorithm: curve}, out / "curve.png", title=f"{algorithm} on {_describe(rules)}")
-    final = asdict(curve[-1]) if curve else None
-    with atomic_write(out / "run.json", "w") as handle:
-        record = {"game": rules.name, "params": rules.params, "algorithm": algorithm, "seed": seed}
-        json.dump({**record, "iterations": done, "interrupted": interrupted, "final": final}, handle, indent=2)
-    if interrupted:
-        raise Interrupted(
-            f"{algorithm} stopped by Ctrl-C after {done} of {iterations} iterations; results in {out}", curve
-        )
+    with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
+        PolicyAgent.from_openspiel(tree, solver.solver.average_policy()).save(out)
+        if not curve or curve[-1].iteration != done:
+            _, skipped = ctrl_c.unless_interrupted(evaluate)
+            interrupted |= skipped
+        if curve:
+            plot_curves({algorithm: curve}, out / "curve.png", title=f"{algorithm} on {plots.describe(rules)}")
+        final = asdict(curve[-1]) if curve else None
+        with atomic_write(out / "run.json", "w") as handle:
+            record = {"game": rules.name, "params": rules.params, "algorithm": algorithm, "seed": seed}
+            json.dump({**record, "iterations": done, "interrupted": interrupted, "final": final}, handle, indent=2)
+        if interrupted:
+            raise Interrupted(
+                f"{algorithm} stopped by Ctrl-C after {done} of {iterations} iterations; results in {out}", curve
+            )
     return curve
 
 
@@ -186,10 +189,6 @@ def _options(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
 
 
-def _describe(rules: Rules) -> str:
-    return f"{rules.name}(" + ", ".join(f"{k}={v}" for k, v in rules.params.items()) + ")"
-
-
 def _write_curve(path: Path, curve: list[CurvePoint]) -> None:
     with atomic_write(path, "w") as handle:
         writer = csv.writer(handle)
@@ -198,23 +197,19 @@ def _write_curve(path: Path, curve: list[CurvePoint]) -> None:
             writer.writerow([p.iteration, f"{p.seconds:.6f}", f"{p.nash_conv:.10g}", f"{p.exploitability:.10g}"])
 
 
-def plot_curves(curves: dict[str, list[CurvePoint]], path: Path, title: str) -> None:
-    """NashConv against iterations (left) and solver seconds (right), one line per run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-    for name, curve in curves.items():
-        left.plot([p.iteration for p in curve], [p.nash_conv for p in curve], marker=".", label=name)
-        right.plot([max(p.seconds, 1e-6) for p in curve], [p.nash_conv for p in curve], marker=".", label=name)
+def curve_figure(curves: dict[str, list[CurvePoint]], title: str):
+    """Exploitability (NashConv / players, as the benchmark reports it) against iterations
+    (left) and solver seconds (right), log scales, each run's measured points."""
+    fig, (left, right) = plots.figure(2, title)
     for ax, xlabel in ((left, "iterations"), (right, "solver seconds")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("NashConv (sum of best-response gains)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle(title, fontsize=10)
-    write_figure(fig, path)
+        plots.labels(ax, xlabel, plots.EXPLOITABILITY, xlog=True, ylog=True)
+    for name, curve in curves.items():
+        ys = [p.exploitability for p in curve]
+        plots.measured(left, [p.iteration for p in curve], ys, name)
+        plots.measured(right, [p.seconds for p in curve], ys, name)
+    return fig
+
+
+def plot_curves(curves: dict[str, list[CurvePoint]], path: Path, title: str) -> None:
+    """:func:`curve_figure`, written to ``path`` as PNG."""
+    plots.save(curve_figure(curves, title), path)

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from hiddenhand.envs.egghead_deck import deck_from
 from hiddenhand.envs.egghead_knowledge import Knowledge
-from hiddenhand.files import atomic_write, write_figure
+from hiddenhand.files import atomic_write
 from hiddenhand.validation import check_choice, check_int
 
 KINDS = ("naive", "analyst")
@@ -142,16 +142,16 @@ def simulate(
 
 def write_report(result: ExperimentResult, out_dir: str | Path) -> dict:
     """Write ``summary.json`` and ``cdf.png`` (CDFs for 1 and 10 points, win chances)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from hiddenhand.training import plots
 
     out = Path(out_dir)
     summary = result.summary()
     with atomic_write(out / "summary.json", "w") as handle:
         json.dump(summary, handle, indent=2)
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), constrained_layout=True)
+    players, seed = result.num_players, result.seed
+    fig, axes = plots.figure(
+        3, f"EggHead, {players} players, {result.analysts} analysing, {result.rounds} rounds, seed {seed}"
+    )
     for k in result.kinds():
         for ax, points in zip(axes[:2], (1, 10)):
             cdf = np.cumsum(result.pmf(k, points))
@@ -164,20 +164,12 @@ def write_report(result: ExperimentResult, out_dir: str | Path) -> dict:
     for ax, points in zip(axes[:2], (1, 10)):
         tail = max((int(np.searchsorted(np.cumsum(result.pmf(k, points)), 0.999)) for k in result.kinds()), default=10)
         ax.set_xlim(0, tail + 1)
-        ax.set_xlabel("rounds")
-        ax.set_ylabel("probability")
-        ax.set_title(f"rounds needed to score {points} point{'s' if points > 1 else ''}")
-        ax.grid(alpha=0.3)
-        ax.legend()
+        plots.labels(ax, "rounds", "probability")
+        ax.set_title(f"rounds needed to score {points} point{'s' if points > 1 else ''}", fontsize=plots.FONT)
     wins = summary["win_probability_to_10"] or [0.0] * result.num_players
     colours = ["tab:orange" if result.kind(p) == "analyst" else "tab:blue" for p in range(result.num_players)]
     axes[2].bar([f"player_{p}\n{result.kind(p)}" for p in range(result.num_players)], wins, color=colours)
-    axes[2].set_ylabel("probability of reaching 10 first (ties count)")
-    axes[2].set_title("winning chances")
-    fig.suptitle(
-        f"EggHead, {result.num_players} players, {result.analysts} analysing, "
-        f"{result.rounds} rounds, seed {result.seed}",
-        fontsize=10,
-    )
-    write_figure(fig, out / "cdf.png")
+    plots.labels(axes[2], "", "probability of reaching 10 first (ties count)")
+    axes[2].set_title("winning chances", fontsize=plots.FONT)
+    plots.save(fig, out / "cdf.png")
     return summary

@@ -87,8 +87,9 @@ from tqdm.auto import tqdm
 from hiddenhand.agents.network import Member, NetworkAgent
 from hiddenhand.agents.ppo import keeping_global_rngs
 from hiddenhand.files import atomic_write, check_writable
-from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.registry import get
+from hiddenhand.training.plots import describe
 from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
 from hiddenhand.validation import check_choice, check_int
 
@@ -258,24 +259,25 @@ class _Run:
         figure = exact_measure(self.declared, self.rules, agent)
         self.curve.append(PPOPoint(self.steps, self.seconds, figure, {}))
         self.extras.append(self.measure_extra() if self.measure_extra else {})
-        write_curve(self.out, self.curve, f"OpenSpiel {self.name} on {self.rules!r}")
+        write_curve(self.out, self.curve, f"OpenSpiel {self.name} on {describe(self.rules)}")
         self.since = time.perf_counter()
 
     def finish(self, make_agent: Callable[[], NetworkAgent], record: dict, interrupted: bool) -> list[PPOPoint]:
-        agent = make_agent()
-        agent.save(self.out)
-        if not self.curve or self.curve[-1].steps != self.steps:
-            _, skipped = unless_interrupted(lambda: self.evaluate(agent))
-            interrupted |= skipped
-        points = [asdict(p) | extra for p, extra in zip(self.curve, self.extras)]
-        with atomic_write(self.out / "run.json", "w") as handle:
-            record = {"game": self.declared.name, "params": self.rules.params, "learner": self.name} | record
-            record |= {"steps": self.steps, "games": self.games, "interrupted": interrupted}
-            json.dump({**record, "curve": points}, handle, indent=2)
-        if interrupted:
-            raise Interrupted(
-                f"{self.name} stopped by Ctrl-C after {self.steps} steps; results in {self.out}", self.curve
-            )
+        with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
+            agent = make_agent()
+            agent.save(self.out)
+            if not self.curve or self.curve[-1].steps != self.steps:
+                _, skipped = ctrl_c.unless_interrupted(lambda: self.evaluate(agent))
+                interrupted |= skipped
+            points = [asdict(p) | extra for p, extra in zip(self.curve, self.extras)]
+            with atomic_write(self.out / "run.json", "w") as handle:
+                record = {"game": self.declared.name, "params": self.rules.params, "learner": self.name} | record
+                record |= {"steps": self.steps, "games": self.games, "interrupted": interrupted}
+                json.dump({**record, "curve": points}, handle, indent=2)
+            if interrupted:
+                raise Interrupted(
+                    f"{self.name} stopped by Ctrl-C after {self.steps} steps; results in {self.out}", self.curve
+                )
         return self.curve
 
 

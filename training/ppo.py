@@ -37,9 +37,10 @@ from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.ppo import PPOAgent
-from hiddenhand.files import atomic_write, write_figure
-from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.files import atomic_write
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.registry import get
+from hiddenhand.training import plots
 from hiddenhand.training.evaluation import can_play, play_games
 from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
@@ -138,7 +139,7 @@ def train_ppo(
         curve.append(
             PPOPoint(steps, clock["seconds"], exact_measure(declared, rules, agent) if exact else None, against)
         )
-        write_curve(out, curve, f"self-play PPO on {rules!r}")
+        write_curve(out, curve, f"PPO against a pool on {plots.describe(rules)}")
         clock["since"] = time.perf_counter()
 
     class Hooks(BaseCallback):
@@ -168,18 +169,19 @@ def train_ppo(
         except KeyboardInterrupt:
             interrupted = True
             bar.write("interrupted: saving the model, then measuring it (Ctrl-C skips that)")
-    PPOAgent(model, game, params).save(out)
-    steps = int(model.num_timesteps)
-    if not curve or curve[-1].steps != steps or (exploitability == "final" and curve[-1].exploitability is None):
-        if curve and curve[-1].steps == steps:
-            curve.pop()
-        _, skipped = unless_interrupted(lambda: evaluate(steps, final=True))
-        interrupted |= skipped
-    with atomic_write(out / "run.json", "w") as handle:
-        record = {"game": game, "params": params, "timesteps": steps, "seed": seed, "interrupted": interrupted}
-        json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
-    if interrupted:
-        raise Interrupted(f"PPO stopped by Ctrl-C after {steps} of {total} steps; results in {out}", curve)
+    with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
+        PPOAgent(model, game, params).save(out)
+        steps = int(model.num_timesteps)
+        if not curve or curve[-1].steps != steps or (exploitability == "final" and curve[-1].exploitability is None):
+            if curve and curve[-1].steps == steps:
+                curve.pop()
+            _, skipped = ctrl_c.unless_interrupted(lambda: evaluate(steps, final=True))
+            interrupted |= skipped
+        with atomic_write(out / "run.json", "w") as handle:
+            record = {"game": game, "params": params, "timesteps": steps, "seed": seed, "interrupted": interrupted}
+            json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+        if interrupted:
+            raise Interrupted(f"PPO stopped by Ctrl-C after {steps} of {total} steps; results in {out}", curve)
     return curve
 
 
@@ -216,27 +218,26 @@ def write_curve(out: Path, curve: list[PPOPoint], title: str) -> None:
         )
     with atomic_write(out / "curve.csv", "w") as handle:
         handle.write(buffer.getvalue())
+    plots.save(curve_figure(curve, title), out / "curve.png")
 
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2 if names else 1, figsize=(11 if names else 6, 4.2), constrained_layout=True)
-    left, right = (axes[0], axes[1]) if names else (axes, None)
+def curve_figure(curve: list[PPOPoint], title: str):
+    """A PPO-family run's curve: exploitability (log scale) against decisions (a linear axis,
+    which keeps the self-play learners' first measure, at 0 decisions, before training), and
+    the mean return against each heuristic where the run measured it (a second panel only then)."""
+    names = list(curve[0].against)
+    fig, axes = plots.figure(2 if names else 1, title)
     steps = [p.steps for p in curve]
-    if any(p.exploitability is not None for p in curve):
-        left.plot(steps, [p.exploitability for p in curve], marker=".")
-        left.set_ylabel("exploitability against the exact equilibrium")
+    exact = [(p.steps, p.exploitability) for p in curve if p.exploitability is not None]
+    plots.labels(axes[0], plots.DECISIONS, plots.EXPLOITABILITY, ylog=bool(exact))
+    if exact:
+        plots.measured(axes[0], [x for x, _ in exact], [y for _, y in exact])
     else:
-        left.text(0.5, 0.5, "no exact equilibrium for this game", ha="center", va="center", transform=left.transAxes)
-    for n in names:
-        right.plot(steps, [p.against[n] for p in curve], marker=".", label=f"vs {n}")
+        axes[0].text(
+            0.5, 0.5, "no exact equilibrium for this game", ha="center", va="center", transform=axes[0].transAxes
+        )
     if names:
-        right.set_ylabel("mean return")
-        right.legend()
-    for ax in (left, right) if names else (left,):
-        ax.set_xlabel("training steps")
-        ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=10)
-    write_figure(fig, out / "curve.png")
+        plots.labels(axes[1], plots.DECISIONS, "mean return against the heuristic")
+        for n in names:
+            plots.measured(axes[1], steps, [p.against[n] for p in curve], f"vs {n}")
+    return fig

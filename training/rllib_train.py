@@ -26,9 +26,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from hiddenhand.files import atomic_write
-from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.ray_cluster import start_ray
 from hiddenhand.registry import get
+from hiddenhand.training.plots import describe
 from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
 from hiddenhand.validation import check_int
 
@@ -75,7 +76,7 @@ def train_rllib(
         clock["seconds"] += time.perf_counter() - clock["since"]
         agent = RLlibAgent(module, game, rules.params, seed=seed)
         curve.append(PPOPoint(clock["steps"], clock["seconds"], exact_measure(declared, rules, agent), {}))
-        write_curve(out, curve, f"RLlib PPO self-play on {rules!r}")
+        write_curve(out, curve, f"RLlib PPO self-play on {describe(rules)}")
         clock["since"] = time.perf_counter()
 
     interrupted = False
@@ -92,18 +93,19 @@ def train_rllib(
             except KeyboardInterrupt:
                 interrupted = True
                 bar.write("interrupted: saving the module, then measuring it (Ctrl-C skips that)")
-        agent = RLlibAgent(module, game, rules.params)
-        agent.save(out)
-        _, skipped = unless_interrupted(evaluate)
-        interrupted |= skipped
+        with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
+            agent = RLlibAgent(module, game, rules.params)
+            agent.save(out)
+            _, skipped = ctrl_c.unless_interrupted(evaluate)
+            interrupted |= skipped
+            with atomic_write(out / "run.json", "w") as handle:
+                record = {"game": game, "params": rules.params, "iterations": iterations, "policy": policy}
+                record |= {"seed": seed, "env_runners": env_runners, "envs_per_runner": envs_per_runner, "batch": batch}
+                json.dump({**record, "interrupted": interrupted, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+            if interrupted:
+                raise Interrupted(f"RLlib training stopped by Ctrl-C; results in {out}", curve)
     finally:
         algo.stop()
-    with atomic_write(out / "run.json", "w") as handle:
-        record = {"game": game, "params": rules.params, "iterations": iterations, "policy": policy, "seed": seed}
-        record |= {"env_runners": env_runners, "envs_per_runner": envs_per_runner, "batch": batch}
-        json.dump({**record, "interrupted": interrupted, "curve": [asdict(p) for p in curve]}, handle, indent=2)
-    if interrupted:
-        raise Interrupted(f"RLlib training stopped by Ctrl-C; results in {out}", curve)
     return curve
 
 

@@ -55,9 +55,10 @@ from tqdm.auto import tqdm
 from hiddenhand.agents.base import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.files import atomic_write
-from hiddenhand.interrupt import Interrupted, unless_interrupted
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.pettingzoo_env import env_factories
 from hiddenhand.registry import get
+from hiddenhand.training.plots import describe
 from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
 from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
@@ -342,7 +343,7 @@ def train_selfplay(
         clock["seconds"] += time.perf_counter() - clock["since"]
         agent = PPOAgent(model, game, params, seed=seed)
         curve.append(PPOPoint(done["steps"], clock["seconds"], exact_measure(declared, rules, agent), {}))
-        write_curve(out, curve, f"self-play {learner.upper()} on {rules!r}")
+        write_curve(out, curve, f"self-play {learner.upper()} on {describe(rules)}")
         clock["since"] = time.perf_counter()
 
     interrupted = False
@@ -369,16 +370,17 @@ def train_selfplay(
         except KeyboardInterrupt:
             interrupted = True
             bar.write("interrupted: saving the model, then measuring it (Ctrl-C skips that)")
-    PPOAgent(model, game, params).save(out)
-    if not curve or curve[-1].steps != done["steps"]:
-        _, skipped = unless_interrupted(evaluate)
-        interrupted |= skipped
-    with atomic_write(out / "run.json", "w") as handle:
-        record = {"game": game, "params": params, "learner": learner, "settings": asdict(s), "seed": seed}
-        record |= {"steps": done["steps"], "games": done["games"], "interrupted": interrupted}
-        json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
-    if interrupted:
-        raise Interrupted(f"{learner} stopped by Ctrl-C after {done['steps']} steps; results in {out}", curve)
+    with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
+        PPOAgent(model, game, params).save(out)
+        if not curve or curve[-1].steps != done["steps"]:
+            _, skipped = ctrl_c.unless_interrupted(evaluate)
+            interrupted |= skipped
+        with atomic_write(out / "run.json", "w") as handle:
+            record = {"game": game, "params": params, "learner": learner, "settings": asdict(s), "seed": seed}
+            record |= {"steps": done["steps"], "games": done["games"], "interrupted": interrupted}
+            json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
+        if interrupted:
+            raise Interrupted(f"{learner} stopped by Ctrl-C after {done['steps']} steps; results in {out}", curve)
     return curve
 
 

@@ -19,6 +19,7 @@ from gymnasium import spaces
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.core import IllegalActionError, advance
+from hiddenhand.picture import draw
 from hiddenhand.registry import get
 from hiddenhand.validation import check_choice
 
@@ -39,9 +40,14 @@ class SingleAgentEnv(gymnasium.Env):
     action from an env checker) follows PettingZoo's convention with
     ``illegal_action="terminate"``: the episode ends and the learner gets the worst return
     the game allows; ``"raise"`` raises :class:`~hiddenhand.core.IllegalActionError`.
+
+    ``render_mode="ansi"`` makes ``render()`` return the table as text, ``"rgb_array"`` as an
+    ``HxWx3`` uint8 picture of the same size every frame (what Gymnasium's ``RecordVideo``
+    records), both as the learner's seat sees it: the others' hidden cards face down.
+    ``step`` before ``reset()``, or after the episode ended, raises ``RuntimeError``.
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -59,15 +65,14 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"{self.rules!r} has no decision to learn")
         if seat != "random" and not (isinstance(seat, int) and 0 <= seat < n):
             raise ValueError(f"seat={seat!r} is not allowed; choose 'random' or a player id from 0 to {n - 1}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode={render_mode!r} is not allowed; choose None or 'ansi'")
+        self.render_mode = check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
         self.illegal_action = check_choice("illegal_action", illegal_action, ("terminate", "raise"))
         self._draw_opponents = _opponent_sampler(opponents, n)
         self.seat_choice = seat
-        self.render_mode = render_mode
         self.observation_space = spaces.Box(0.0, 1.0, (self.rules.observation_size,), np.float32)
         self.action_space = spaces.Discrete(self.rules.num_actions)
-        self.state = None
+        self.state = None  # the game; None until reset()
+        self.forfeited = False  # whether the learner's illegal action ended the game
         self.seat = 0
         self.opponents: list[Agent | None] = []
 
@@ -82,6 +87,7 @@ class SingleAgentEnv(gymnasium.Env):
         # A game can end before the learner's first move (in EggHead the others may score
         # while the learner moderates): such a game has nothing to learn from, and Gymnasium
         # needs an observation to act on, so the episode starts with a new game.
+        self.forfeited = False
         for _ in range(MAX_GAMES_PER_RESET):
             self.state = self.rules.new_initial_state()
             self._play_others()
@@ -92,15 +98,16 @@ class SingleAgentEnv(gymnasium.Env):
         )
 
     def step(self, action):
-        if self.state is None or self.state.is_terminal():
-            raise RuntimeError("call reset() before step(), and again after the episode ends")
+        self._check_reset("step")
+        if self._over():
+            raise RuntimeError("the episode is over; call reset() to play again")
         action = self.state.check_action(action)
         try:
             self.state.apply(action)
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
-            self.state = None  # the episode is over
+            self.forfeited = True  # the episode is over; the state stays as it was, for render()
             obs = np.zeros(self.rules.observation_size, dtype=np.float32)
             return obs, float(self.rules.utility_range[0]), True, False, {"seat": self.seat, "illegal_action": True}
         self._play_others()
@@ -115,12 +122,22 @@ class SingleAgentEnv(gymnasium.Env):
         Once the episode is over (however it ended) every action is allowed: Gymnasium's
         vector envs reset on the step after the end and ignore its action, and a masked
         sampler asked for that action needs a non-empty mask."""
-        if self.state is None or self.state.is_terminal():
+        if self.state is None or self._over():
             return np.ones(self.rules.num_actions, dtype=bool)
         return self.state.action_mask(self.seat).astype(bool)
 
-    def render(self) -> str | None:
-        return self.state.render(self.seat) if self.render_mode == "ansi" and self.state is not None else None
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            return None
+        self._check_reset("render")
+        return draw(self.state.table(self.seat)) if self.render_mode == "rgb_array" else self.state.render(self.seat)
+
+    def _check_reset(self, call: str) -> None:
+        if self.state is None:
+            raise RuntimeError(f"{call}() before reset(): call reset() first")
+
+    def _over(self) -> bool:
+        return self.forfeited or self.state.is_terminal()
 
     def _observation(self) -> np.ndarray:
         return self.state.observation_tensor(self.seat)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 
-from hiddenhand.cli.common import SEED, count, game_parsers, rules_from
+from hiddenhand.cli.common import SEED, check_agents, count, game_parsers, rules_from
 from hiddenhand.core import Rules
 from hiddenhand.registry import get
 from hiddenhand.training.evaluation import MatchResult
@@ -37,7 +37,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     rules = rules_from(args)
-    names = [n.strip() for n in args.agents.split(",") if n.strip()]
+    names = check_agents(get(args.game), "agents", args.agents, several=True)
     print(two_player(args.game, rules, names, args) if rules.num_players == 2 else table(args.game, rules, names, args))
     return 0
 

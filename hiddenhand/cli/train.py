@@ -32,7 +32,7 @@ SELFPLAY = (
 )
 
 RLLIB = (
-    "Multi-agent PPO self-play on Ray RLlib (new API stack; pip install 'hiddenhand[ray]'): every seat mapped to "
+    "Multi-agent PPO self-play on Ray RLlib (new API stack; pip install '.[ray]' from a clone): every seat mapped to "
     "one shared masked module (or one per seat), ENV_RUNNERS runners of ENVS_PER_RUNNER games each, on a local Ray "
     "instance (127.0.0.1, usage statistics off) or the cluster at --address. Every EVAL_EVERY iterations it "
     "measures the exact exploitability where the game declares a measure that covers the agent (use --observation "

@@ -63,7 +63,7 @@ from hiddenhand.files import (
 from hiddenhand.solvers import gops_bases
 from hiddenhand.solvers.gops_best_response import best_response_value, exploitability
 from hiddenhand.solvers.matrix_game import solve_game, solve_into, value_and_basis, value_from_hint
-from hiddenhand.validation import check_int
+from hiddenhand.validation import check_int, named
 
 FORMAT_VERSION = 2
 """Of solution files: format 2 stores one pattern of each mirror pair (:meth:`Indexer.halves`),
@@ -492,9 +492,10 @@ class GopsSolution:
     @classmethod
     def load(cls, path: str | os.PathLike, num_cards: int | None = None) -> GopsSolution:
         """Read a file written by :meth:`save`; a truncated, corrupt or mismatched file is
-        reported as such (``ValueError`` naming it). Files from before whole-file checksums
-        are verified by their per-level ones. A file's ``scoring`` (absent before win/loss
-        solutions: point difference) picks the class it is read as."""
+        reported as such (``ValueError`` naming it), and so is one without its checksum, except
+        a format-1 file from before whole-file checksums, verified by its per-level ones. A
+        file's ``scoring`` (absent before win/loss solutions: point difference) picks the class
+        it is read as."""
         meta, arrays = load_npz(path, "Goofspiel solution file", ("format", "num_cards"), legacy=_level_sums)
         if meta["format"] not in (1, FORMAT_VERSION):
             raise ValueError(f"{path} has format {meta['format']!r}, this version reads 1 and {FORMAT_VERSION}")
@@ -533,9 +534,11 @@ def solution_class(scoring: str, what: str = "scoring") -> type[GopsSolution]:
 
 def _level_sums(meta: dict, arrays: dict) -> bool | None:
     """Whether a solution file from before whole-file checksums matches its per-level sha256
-    list (None: it has none)."""
+    list (None: it is not such a file, so nothing verifies it). Only format 1 without a
+    ``scoring`` was written so: format 2 and win/loss files came after whole-file checksums,
+    and one of them without its checksum is damaged."""
     sums = meta.get("sha256")
-    if not isinstance(sums, list):
+    if meta.get("format") != 1 or "scoring" in meta or not isinstance(sums, list):
         return None
     names = [f"level_{k}" for k in range(len(sums))]
     return set(names) == set(arrays) and all(digest(arrays[name]) == s for name, s in zip(names, sums))
@@ -563,8 +566,9 @@ def _read_manifest(checkpoint: Path) -> dict:
         manifest = read_json(path, "Goofspiel checkpoint manifest", required=("format", "num_cards", "sha256"))
         if not isinstance(manifest["sha256"], dict):
             raise ValueError(f"{path} is corrupt: its 'sha256' is not an object")
-    except ValueError as err:
-        raise ValueError(f"{err}; delete it to solve from the start") from None
+    except (ValueError, OSError) as err:  # OSError: unreadable (a disk error, or no permission)
+        reason = str(err) if isinstance(err, ValueError) else f"{path} cannot be read ({err.strerror or err})"
+        raise ValueError(f"{reason}; delete it to solve from the start") from None
     return manifest
 
 
@@ -585,6 +589,9 @@ def open_checkpoint(
 
 def _completed_levels(checkpoint: Path, shape, num_cards: int, scoring: str) -> list[np.ndarray]:
     remove_stale_temps(checkpoint, CHECKPOINT_FILES)
+    for k in range(1, num_cards + 1):  # else writing the level would fail, after it was solved
+        if _level_file(checkpoint, k).exists() and not _level_file(checkpoint, k).is_file():
+            raise ValueError(_damaged(checkpoint, k, "is not a file"))
     if not (checkpoint / MANIFEST).exists():
         return [np.zeros((1, 1))]
     manifest = _read_manifest(checkpoint)
@@ -593,18 +600,40 @@ def _completed_levels(checkpoint: Path, shape, num_cards: int, scoring: str) -> 
         raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {manifest}")
     levels = [np.zeros((1, 1))]
     for k in range(1, num_cards + 1):
-        file = _level_file(checkpoint, k)
         expected = manifest["sha256"].get(str(k))
-        if expected is None or not file.exists():
+        if expected is None:  # the solve stopped before this level was recorded: resume here
             break
-        try:
-            level = np.load(file, mmap_mode="r")
-        except (ValueError, OSError, EOFError):  # torn by an interruption: recompute from here
-            break
-        if level.shape != shape(k) or digest(level) != expected:
-            break
-        levels.append(level)
+        levels.append(_recorded_level(checkpoint, k, shape(k), expected))
     return levels
+
+
+def _recorded_level(checkpoint: Path, k: int, shape, expected: str) -> np.ndarray:
+    """Level ``k``, which the manifest records, memory-mapped. Levels are written atomically
+    and recorded after they are written, so one that is missing, unreadable, of the wrong
+    shape or failing its checksum was damaged afterwards: a ``ValueError`` says so."""
+    file = _level_file(checkpoint, k)
+    if not file.exists():
+        raise ValueError(_damaged(checkpoint, k, "is missing"))
+    try:
+        level = np.load(file, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        reason = " ".join(str(err).split()) or type(err).__name__
+        raise ValueError(_damaged(checkpoint, k, f"is truncated or not a level ({reason})")) from None
+    if level.shape != tuple(shape):
+        raise ValueError(_damaged(checkpoint, k, f"has shape {level.shape}, not {tuple(shape)}"))
+    if digest(level) != expected:
+        raise ValueError(_damaged(checkpoint, k, f"fails the checksum recorded in {MANIFEST}"))
+    return level
+
+
+def _damaged(checkpoint: Path, k: int, fault: str) -> str:
+    """One line: which level file of ``checkpoint`` is damaged, and the two ways on."""
+    file = _level_file(checkpoint, k)
+    delete = f"delete {file.name} and " if os.path.lexists(file) else ""
+    return (
+        f"checkpoint {checkpoint} is damaged: {file.name} {fault}; delete the directory to solve from the start, "
+        f"or {delete}take levels {k} and above out of its {MANIFEST} to solve again from level {k}"
+    )
 
 
 def save_level(
@@ -666,15 +695,21 @@ def solve(
         given = {name: value for name, value in extra.items() if value not in (None, False)}
         given |= {} if shortcuts else {"shortcuts": False}
         if given:
-            raise ValueError(f"{given} apply to point-difference solves; scoring={scoring!r} takes none of them")
+            named_given = ", ".join(named(name, value) for name, value in given.items())
+            raise ValueError(
+                f"{named_given}: these apply to point-difference solves; {named('scoring', scoring)} takes none of them"
+            )
         from hiddenhand.solvers import gops_winloss
 
         return gops_winloss.solve(num_cards, workers=workers, progress=progress, checkpoint=checkpoint)
     n = check_int("num_cards", num_cards, 1, 13)
     if ray and workers is not None:
-        raise ValueError(f"workers={workers} sets threads; with ray, each CPU of the cluster runs one task at a time")
+        raise ValueError(
+            f"{named('workers', workers)} sets threads; with {named('ray', True)}, each CPU of the cluster runs one "
+            "task at a time"
+        )
     if address is not None and not ray:
-        raise ValueError(f"address={address!r} names a Ray cluster: it needs ray=True (--ray)")
+        raise ValueError(f"{named('address', address)} names a Ray cluster: it needs {named('ray', True)}")
     workers = check_workers(workers)
     indexer = Indexer(n)
     basis_folder = check_writable(bases, "bases directory", kind="dir") if bases is not None else None
@@ -764,8 +799,8 @@ def report(
     n, scoring = rules.params["num_cards"], rules.params["scoring"]
     if certify and scoring != GopsSolution.scoring:
         raise ValueError(
-            f"--certify covers point-difference solutions; for scoring={scoring!r} measure the equilibrium with "
-            f"`hiddenhand exploitability goofspiel --cards {n} --scoring {scoring} --agent equilibrium`"
+            f"--certify covers point-difference solutions; for {named('scoring', scoring)} measure the equilibrium "
+            f"with `hiddenhand exploitability goofspiel --cards {n} --scoring {scoring} --agent equilibrium`"
         )
     start = time.perf_counter()
     if load is not None:
