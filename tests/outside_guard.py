@@ -8,7 +8,7 @@ before the operating system is asked, so such a test fails everywhere, not only 
 user's machine where the folder is missing. Paths elsewhere (the interpreter, site-packages,
 temporary folders, the home folder's caches, ``/proc``) are the environment's, not the
 repository's neighbours, and pass. Where the clone sits directly in ``/``, the temporary
-folder or the home folder, everything there is such a neighbour, so nothing is guarded.
+folder or the home folder, everything beside it is the environment's, so nothing is guarded.
 """
 
 from __future__ import annotations
@@ -26,27 +26,32 @@ class OutsideRepositoryError(RuntimeError):
     """A test reached into a folder beside the repository."""
 
 
-def _environment_roots() -> tuple[Path, ...]:
-    """Folders that hold the environment rather than the project: never a neighbour's."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, tempfile.gettempdir(), str(Path.home())}
-    return tuple(Path(os.path.realpath(root)) for root in roots)
-
-
 def _guarded_parent() -> Path | None:
+    """The folder whose other entries are the clone's neighbours: none where the clone sits
+    directly in ``/``, the temporary folder or the home folder."""
     parent = REPOSITORY.parent
-    if parent == Path(parent.anchor) or parent in _environment_roots():
-        return None
-    return parent
+    everyday = {Path(os.path.realpath(p)) for p in (tempfile.gettempdir(), Path.home())}
+    return None if parent == Path(parent.anchor) or parent in everyday else parent
 
 
 GUARDED_PARENT = _guarded_parent()
-ENVIRONMENT_ROOTS = _environment_roots()
+
+ENVIRONMENT_ROOTS = tuple(
+    root
+    for root in {
+        Path(os.path.realpath(p))
+        for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, tempfile.gettempdir(), Path.home())
+    }
+    if GUARDED_PARENT is not None and root.is_relative_to(GUARDED_PARENT)
+)
+"""Folders beside the clone that hold the environment, not the project (a virtual
+environment or a temporary folder next to it): their files are not a neighbour's. A folder
+that holds the clone itself (the clone may sit inside the temporary folder) exempts nothing."""
 
 
 def is_outside(path: str | os.PathLike) -> bool:
     """Whether ``path`` lies beside the repository: under its parent folder, but neither in
-    the repository nor in a folder that holds the environment (a virtual environment or the
-    temporary folder next to the clone)."""
+    the repository nor in an :data:`ENVIRONMENT_ROOTS` folder."""
     if GUARDED_PARENT is None:
         return False
     resolved = Path(os.path.realpath(os.path.join(os.getcwd(), os.fsdecode(path))))
