@@ -6,6 +6,7 @@ file beside the clone fails."""
 import importlib.util
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,19 @@ def decisions(state, rng):
             state.apply(sample_chance(state, rng))
         else:
             yield state
+
+
+def tiny(game):
+    """The smallest configuration a registered game declares (``Game.env.configurations``)."""
+    return game.env.configurations["tiny"]
+
+
+def quiet_warnings():
+    """Silence warnings for a test module's faces (PettingZoo's notes on dict observation
+    spaces): ``quiet = pytest.fixture(autouse=True)(quiet_warnings)``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ wrapper raises a bare ``AssertionError`` or only logs), and a game without a Par
 says why when PettingZoo's registry is asked for one."""
 
 import importlib
-import warnings
 
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import quiet_warnings, tiny
 
 from hiddenhand.agents import RandomAgent
 from hiddenhand.registry import games
@@ -21,15 +21,7 @@ BEFORE_RESET = r"step\(\) before reset\(\): call reset\(\) first"
 GAME_OVER = r"the game is over and every agent has left it; call reset\(\) to play again"
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PettingZoo's notes on dict observation spaces
-        yield
-
-
-def tiny(game):
-    return game.env.configurations["tiny"]
+quiet = pytest.fixture(autouse=True)(quiet_warnings)
 
 
 def aec_faces(game, **kwargs):

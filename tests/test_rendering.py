@@ -4,11 +4,10 @@ size that follow the game, hidden cards face down, and a video of an episode.
 (``tests/test_conformance.py`` runs PettingZoo's ``render_test`` over every render mode of
 every configuration, ``rgb_array`` included.)"""
 
-import warnings
-
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import quiet_warnings, tiny
 from gymnasium.wrappers import RecordVideo
 from moviepy import VideoFileClip
 
@@ -21,15 +20,7 @@ from hiddenhand.training import SingleAgentEnv
 GAMES = [pytest.param(game, id=name) for name, game in games().items()]
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PettingZoo's notes on dict observation spaces
-        yield
-
-
-def tiny(game):
-    return game.env.configurations["tiny"]
+quiet = pytest.fixture(autouse=True)(quiet_warnings)
 
 
 @pytest.mark.parametrize("game", GAMES)
