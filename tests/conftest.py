@@ -5,6 +5,7 @@ file beside the clone fails."""
 
 import importlib.util
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -67,6 +68,39 @@ def quiet_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+def ctrl_c_during_measure_then_save(monkeypatch, run, module, measure_name, saver) -> list[int]:
+    """Run ``run()`` with real SIGINTs: the first during the second exact measure
+    (``module.measure_name``), stopping the training, the second as ``saver.save`` starts.
+    Fails the test unless the run ends in :class:`~hiddenhand.interrupt.Interrupted` after
+    the save completed; returns the measures taken (``[1, 2]``: the final one skipped)."""
+    from hiddenhand.interrupt import Interrupted
+
+    real_measure, real_save = getattr(module, measure_name), saver.save
+    measures: list[int] = []
+
+    def measure_or_ctrl_c(*args):
+        measures.append(len(measures) + 1)
+        if len(measures) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # the first Ctrl-C
+        return real_measure(*args)
+
+    def save_with_ctrl_c(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, as the save starts
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(module, measure_name, measure_or_ctrl_c)
+    monkeypatch.setattr(saver, "save", save_with_ctrl_c)
+    try:
+        run()
+    except Interrupted as stopped:
+        assert "stopped by Ctrl-C" in stopped.message
+    except KeyboardInterrupt:
+        pytest.fail("the second Ctrl-C broke off the save: the run's files were lost")
+    else:
+        pytest.fail("two Ctrl-Cs did not stop the run")
+    return measures
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import sys
 
 import pyspiel
 import pytest
+from conftest import ctrl_c_during_measure_then_save
 
 from hiddenhand.agents import load_agent
 from hiddenhand.cli import main
@@ -200,29 +201,7 @@ def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(trainer, t
     second while the agent is being saved. The save completes, run.json is written, and only
     the final measure is skipped."""
     train, (module, measure_name), saver, game, params = _tiny_run(trainer)
-    real_measure, real_save = getattr(module, measure_name), saver.save
-    measures = []
-
-    def measure_or_ctrl_c(*args):
-        measures.append(len(measures) + 1)
-        if len(measures) == 2:
-            os.kill(os.getpid(), signal.SIGINT)  # the first Ctrl-C
-        return real_measure(*args)
-
-    def save_with_ctrl_c(self, *args, **kwargs):
-        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, as the save starts
-        return real_save(self, *args, **kwargs)
-
-    monkeypatch.setattr(module, measure_name, measure_or_ctrl_c)
-    monkeypatch.setattr(saver, "save", save_with_ctrl_c)
-    try:
-        train(tmp_path)
-    except Interrupted as stopped:
-        assert "stopped by Ctrl-C" in stopped.message
-    except KeyboardInterrupt:
-        pytest.fail("the second Ctrl-C broke off the save: the run's files were lost")
-    else:
-        pytest.fail("two Ctrl-Cs did not stop the run")
+    measures = ctrl_c_during_measure_then_save(monkeypatch, lambda: train(tmp_path), module, measure_name, saver)
     assert measures == [1, 2]  # the final measure was skipped
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["interrupted"] is True

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import ctrl_c_during_measure_then_save
 
 import hiddenhand
 from hiddenhand.core import play_chance
@@ -131,40 +132,23 @@ def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(ray_local,
     """Real SIGINTs, as in tests/test_long_jobs.py for the other trainers: the first during the
     second exact measure, the second as the module is being saved. The save completes,
     run.json is written, and only the final measure is skipped."""
-    import os
     import signal
 
     from hiddenhand.agents import load_agent
-    from hiddenhand.interrupt import Interrupted
     from hiddenhand.rllib import RLlibAgent
     from hiddenhand.training import rllib_train
 
     params = {"num_cards": 3, "observation": "markov"}
-    real_measure, real_save, measures = rllib_train.exact_measure, RLlibAgent.save, []
     before = signal.getsignal(signal.SIGINT)
-
-    def measure_or_ctrl_c(*args):
-        measures.append(len(measures) + 1)
-        if len(measures) == 2:
-            os.kill(os.getpid(), signal.SIGINT)
-        return real_measure(*args)
-
-    def save_with_ctrl_c(self, *args, **kwargs):
-        os.kill(os.getpid(), signal.SIGINT)
-        return real_save(self, *args, **kwargs)
-
-    monkeypatch.setattr(rllib_train, "exact_measure", measure_or_ctrl_c)
-    monkeypatch.setattr(RLlibAgent, "save", save_with_ctrl_c)
-    try:
-        rllib_train.train_rllib(
+    measures = ctrl_c_during_measure_then_save(
+        monkeypatch,
+        lambda: rllib_train.train_rllib(
             "goofspiel", params, 5, tmp_path, env_runners=1, envs_per_runner=2, batch=256, eval_every=1, progress=False
-        )
-    except Interrupted as stopped:
-        assert "stopped by Ctrl-C" in stopped.message
-    except KeyboardInterrupt:
-        pytest.fail("the second Ctrl-C broke off the save: the run's files were lost")
-    else:
-        pytest.fail("two Ctrl-Cs did not stop the run")
+        ),
+        rllib_train,
+        "exact_measure",
+        RLlibAgent,
+    )
     assert measures == [1, 2]
     assert json.loads((tmp_path / "run.json").read_text())["interrupted"] is True
     assert load_agent("goofspiel", str(tmp_path), params).game == "goofspiel"
