@@ -11,6 +11,11 @@ another policy than the one trained. Our own loops hand agents the information s
 (``State.agent_observation``); in a PettingZoo loop use
 ``env.unwrapped.agent_observation(agent)``. Where the observation is the information
 state (Goofspiel, Spoof) the plain PettingZoo observation works too.
+
+A table learnt on the observation itself (``keyed_by="observation"``: the sampled-regret
+learner of :mod:`hiddenhand.training.sampled_regret`, on the Markov observation) is looked
+up by the observation, and plays uniformly over the legal actions where its table has no row
+(``unseen="uniform"``: a position its training never reached).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation
 from hiddenhand.files import check_writable, load_npz, save_npz
+from hiddenhand.validation import check_choice
 
 FILE_NAME = "policy.npz"
 
@@ -33,11 +39,28 @@ class PolicyAgent(Agent):
     name and keyword arguments), so a saved policy can be checked against its use.
     """
 
-    def __init__(self, game: str, params: dict, table: dict[bytes, np.ndarray], seed: int | None = None) -> None:
+    KEYS = ("information_state", "observation")
+    UNSEEN = ("error", "uniform")
+
+    def __init__(
+        self,
+        game: str,
+        params: dict,
+        table: dict[bytes, np.ndarray],
+        seed: int | None = None,
+        keyed_by: str = "information_state",
+        unseen: str = "error",
+    ) -> None:
         super().__init__(seed)
         self.game = game
         self.params = dict(params)
         self.table = table
+        self.keyed_by = check_choice("keyed_by", keyed_by, self.KEYS)
+        self.unseen = check_choice("unseen", unseen, self.UNSEEN)
+        # A table of Markov observations reads neither the score nor the past: it declares
+        # itself Markov, so its exploitability is measured over positions.
+        markov = keyed_by == "observation" and self.params.get("observation") == "markov"
+        self.uses_score = self.uses_history = not markov
 
     @classmethod
     def from_openspiel(cls, game, policy, seed: int | None = None) -> PolicyAgent:
@@ -65,6 +88,8 @@ class PolicyAgent(Agent):
         return game.rules_class.from_openspiel(self.params).observation_is_information_state
 
     def policy(self, observation: Observation) -> np.ndarray:
+        if self.keyed_by == "observation":
+            return self._row(_key(observation["observation"]), observation.get("action_mask"))
         try:
             key = _key(observation["information_state"])
         except KeyError:  # a plain PettingZoo observation
@@ -77,10 +102,17 @@ class PolicyAgent(Agent):
             key = _key(observation["observation"])
         return self._row(key)
 
-    def _row(self, key: bytes) -> np.ndarray:
+    def _row(self, key: bytes, mask=None) -> np.ndarray:
         try:
             return self.table[key]
         except KeyError:
+            if self.unseen == "uniform":
+                if mask is None:
+                    raise ValueError(
+                        "this table plays uniformly where it has no row: it needs the action_mask"
+                    ) from None
+                legal = np.asarray(mask, dtype=np.float64)
+                return legal / legal.sum()
             raise ValueError(
                 f"this observation is not in the policy's table: the policy was built for "
                 f"{self.game} with {self.params}; is the game configured the same way?"
@@ -88,6 +120,10 @@ class PolicyAgent(Agent):
 
     def policy_batch(self, observations: Observation) -> np.ndarray:
         """Table lookups, one per row, without building a dict per row."""
+        if self.keyed_by == "observation":
+            masks = observations.get("action_mask")
+            rows = np.asarray(observations["observation"])
+            return np.stack([self._row(_key(k), None if masks is None else masks[i]) for i, k in enumerate(rows)])
         if "information_state" in observations:
             keys = observations["information_state"]
         else:
@@ -103,7 +139,7 @@ class PolicyAgent(Agent):
         check_writable(path, "policy file", kind="file" if file == Path(path) else "dir")
         keys = np.stack([np.frombuffer(k, dtype=np.float32) for k in self.table])
         probs = np.stack(list(self.table.values()))
-        meta = {"game": self.game, "params": self.params}
+        meta = {"game": self.game, "params": self.params, "keyed_by": self.keyed_by, "unseen": self.unseen}
         return save_npz(file, meta, {"information_states": keys, "probabilities": probs}, compress=True)
 
     @classmethod
@@ -118,10 +154,14 @@ class PolicyAgent(Agent):
         keys, probs = arrays["information_states"], arrays["probabilities"]
         if not isinstance(meta["game"], str) or not isinstance(meta["params"], dict) or len(keys) != len(probs):
             raise ValueError(f"{path} is not a hiddenhand policy file: its game, params or table are malformed")
-        return cls(meta["game"], meta["params"], {_key(k): p for k, p in zip(keys, probs)}, seed=seed)
+        table = {_key(k): p for k, p in zip(keys, probs)}
+        # Files written before tables could be keyed by the observation have neither item.
+        options = {name: meta[name] for name in ("keyed_by", "unseen") if name in meta}
+        return cls(meta["game"], meta["params"], table, seed=seed, **options)
 
     def __repr__(self) -> str:
-        return f"PolicyAgent({self.game}, {self.params}, {len(self.table)} information states)"
+        keys = "information states" if self.keyed_by == "information_state" else "observations"
+        return f"PolicyAgent({self.game}, {self.params}, {len(self.table)} {keys})"
 
 
 def _key(vector: np.ndarray) -> bytes:

@@ -312,6 +312,18 @@ class GoofspielVectorEnv(RulesVectorEnv):
             self._full,
         )
 
+    def _banked(self) -> np.ndarray:
+        """The points won so far as the return counts them (``scores_to_returns``), where the
+        scoring adds them up; ``win_loss`` settles nothing before the end."""
+        points = self._points.astype(np.float64)
+        scoring = self.rules.scoring
+        if scoring == "total_points":
+            return points
+        if scoring == "point_difference":
+            total = points.sum(axis=1, keepdims=True)
+            return points - (total - points) / (self.num_players - 1)
+        return np.zeros_like(points)
+
     def _reset_games(self, uniforms: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:
         _reset_all(uniforms, *self._position(), obs, mask)
 

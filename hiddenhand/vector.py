@@ -56,6 +56,13 @@ Usage (a Gymnasium-style vector env of a turn-based multi-agent game)::
   is ``SAME_STEP``. Unlike a single-agent Gymnasium vector env the rewards have a column
   per seat, so Gymnasium's reward wrappers do not apply; a self-play learner credits each
   game's decisions with the return of the seat that made them (``info["player"]``).
+- ``info["banked"]`` (float64, ``(num_envs, num_players)``) is the part of each seat's
+  return that the game to move has already settled: Goofspiel with additive scoring
+  (``point_difference``, ``total_points``) counts the points won so far as its return would
+  count them; it is 0 in games that settle nothing before their end (Spoof, Bid Spoof,
+  Goofspiel's ``win_loss``). A decision's return still to come is its game's return minus
+  its ``banked``: credit that leaves out what no later move can change (the self-play
+  learners use it; see ``docs/training.md``).
 - The env pickles, generator included, like every face.
 """
 
@@ -111,7 +118,7 @@ class RulesVectorEnv(VectorEnv):
         obs, mask = self._outputs()
         self._reset_games(self._uniforms(), obs, mask)
         self._mask = mask
-        return {"observation": obs, "action_mask": mask.copy()}, {"player": self._player.copy()}
+        return {"observation": obs, "action_mask": mask.copy()}, self._info()
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Play one action in every game; returns ``(obs, rewards, terminations,
@@ -125,8 +132,7 @@ class RulesVectorEnv(VectorEnv):
         truncations = np.zeros(self.num_envs, dtype=bool)
         self._step_games(actions, self._uniforms(), obs, mask, rewards, terminations, truncations)
         self._mask = mask
-        info = {"player": self._player.copy()}
-        return {"observation": obs, "action_mask": mask.copy()}, rewards, terminations, truncations, info
+        return {"observation": obs, "action_mask": mask.copy()}, rewards, terminations, truncations, self._info()
 
     # ------------------------------------------------------------------ for subclasses
     def _reset_games(self, uniforms: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:
@@ -152,7 +158,15 @@ class RulesVectorEnv(VectorEnv):
         zeroed ``obs`` and ``mask``."""
         raise NotImplementedError
 
+    def _banked(self) -> np.ndarray:
+        """Each game's settled part of every seat's return (``info["banked"]``): none, for a
+        game that pays only at its end."""
+        return np.zeros((self.num_envs, self.num_players))
+
     # ------------------------------------------------------------------ helpers
+    def _info(self) -> dict[str, np.ndarray]:
+        return {"player": self._player.copy(), "banked": self._banked()}
+
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
         obs = np.zeros((self.num_envs, self.rules.observation_size), dtype=np.float32)
         return obs, np.zeros((self.num_envs, self.num_actions), dtype=np.int8)

@@ -124,7 +124,8 @@ def _tiny_run(name):
 
     from hiddenhand.agents import NetworkAgent, PolicyAgent
     from hiddenhand.agents.ppo import PPOAgent
-    from hiddenhand.training import openspiel_baselines, ppo, selfplay
+    from hiddenhand.training import openspiel_baselines, ppo, sampled_regret, selfplay
+    from hiddenhand.training.sampled_regret import RegretSettings
 
     markov = {"num_cards": 3, "observation": "markov"}
     if name == "cfr":
@@ -164,6 +165,16 @@ def _tiny_run(name):
             "goofspiel",
             markov,
         )
+    if name == "regret":
+        return (
+            lambda out: sampled_regret.train_regret(
+                "goofspiel", markov, 40_000, out, eval_every=4000, settings=RegretSettings(games=64), progress=False
+            ),
+            (sampled_regret, "exact_measure"),
+            PolicyAgent,
+            "goofspiel",
+            markov,
+        )
     if name == "nfsp":
         settings = replace(openspiel_baselines.NFSP_OURS, min_buffer_size_to_learn=64, batch_size=32, learn_every=16)
         return (
@@ -195,7 +206,7 @@ def _tiny_run(name):
     )
 
 
-@pytest.mark.parametrize("trainer", ["cfr", "ppo", "selfplay", "nfsp", "psro"])
+@pytest.mark.parametrize("trainer", ["cfr", "ppo", "selfplay", "regret", "nfsp", "psro"])
 def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(trainer, tmp_path, monkeypatch):
     """Real SIGINTs: the first during the second exact measure (stopping the training), the
     second while the agent is being saved. The save completes, run.json is written, and only

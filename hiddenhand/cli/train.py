@@ -31,6 +31,17 @@ SELFPLAY = (
     "measures it"
 )
 
+REGRET = (
+    "Sampled regret matching: a table of regrets over the observations self-play meets, learnt from games played "
+    "many at a time in the game's batched env (every action is a sample of play: each game has one exploring "
+    "decision, and the returns after it are credited with baselines that remove the noise of the later moves; "
+    "predictive regret matching+ per observation, the average policy saved). Every EVAL_EVERY decisions it "
+    "measures the exact exploitability where the game declares a measure that covers the agent (use --observation "
+    "markov). Writes curve.csv, curve.png, run.json and policy.npz (an agent for play, tournaments and "
+    "exploitability) into OUT. Games with a batched env only (Goofspiel, Spoof, Bid Spoof). Ctrl-C saves the "
+    "policy, then measures it"
+)
+
 RLLIB = (
     "Multi-agent PPO self-play on Ray RLlib (new API stack; pip install '.[ray]' from a clone): every seat mapped to "
     "one shared masked module (or one per seat), ENV_RUNNERS runners of ENVS_PER_RUNNER games each, on a local Ray "
@@ -47,8 +58,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
     train = commands.add_parser(
         "train",
-        help="train agents: cfr (OpenSpiel's CFR solvers), ppo (PPO against a pool), selfplay (PPO or MMD) or "
-        "rllib (PPO on Ray RLlib)",
+        help="train agents: cfr (OpenSpiel's CFR solvers), ppo (PPO against a pool), selfplay (PPO or MMD), regret "
+        "(sampled regret matching) or rllib (PPO on Ray RLlib)",
         description="Train agents and measure them against exact best responses as they learn.",
     )
     methods = train.add_subparsers(dest="method", required=True, metavar="METHOD")
@@ -106,6 +117,32 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         p.add_argument("--out", required=True, help="output directory (created if missing)")
         p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
         p.set_defaults(run=run_selfplay)
+    for p in game_parsers(
+        methods, "regret", "sampled regret matching (tabular)", REGRET, select=lambda game: game.vector is not None
+    ).values():
+        p.add_argument(
+            "--steps",
+            type=count(1),
+            default=20_000_000,
+            help="decisions to train for, every seat's, rounded up to whole collections of GAMES times about four "
+            "game lengths (default 20000000)",
+        )
+        p.add_argument(
+            "--eval-every",
+            type=count(1),
+            default=2_000_000,
+            help="measure exploitability every K decisions (default 2000000)",
+        )
+        p.add_argument(
+            "--games",
+            type=count(1),
+            default=8192,
+            help="games played at once; each collection is one update, so fewer games update more often but each "
+            "update is noisier (default 8192)",
+        )
+        p.add_argument("--out", required=True, help="output directory (created if missing)")
+        p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
+        p.set_defaults(run=run_regret)
     for p in game_parsers(methods, "rllib", "multi-agent PPO self-play on Ray RLlib", RLLIB).values():
         p.add_argument("--iterations", type=count(1), default=20, help="RLlib training iterations (default 20)")
         p.add_argument(
@@ -204,6 +241,19 @@ def format_learned(learner: str, rules, last, out: str) -> str:
         f"{learner} on {rules!r}: {last.steps} decisions, {last.seconds:.1f} s of training; exploitability {exploit}; "
         f"saved to {out}"
     )
+
+
+def run_regret(args: argparse.Namespace) -> int:
+    from hiddenhand.training.sampled_regret import RegretSettings, train_regret
+
+    rules = rules_from(args)
+    check_output(args.out, "--out", "dir")
+    settings = RegretSettings(games=args.games)
+    curve = train_regret(
+        args.game, rules.params, args.steps, args.out, seed=args.seed, eval_every=args.eval_every, settings=settings
+    )
+    print(format_learned("Sampled regret matching", rules, curve[-1], args.out))
+    return 0
 
 
 def run_rllib(args: argparse.Namespace) -> int:

@@ -1,0 +1,152 @@
+"""Sampled regret matching (``hiddenhand.training.sampled_regret``): its credits are samples
+of the exact values, it learns every game that has a batched env, and it writes what every
+run writes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hiddenhand.agents import load_agent
+from hiddenhand.agents.policy_agent import PolicyAgent
+from hiddenhand.registry import games, get
+from hiddenhand.training import markov_table, sampled_regret
+from hiddenhand.training.sampled_regret import RegretSettings, SampledRegret, train_regret
+
+BATCHED = sorted(name for name, game in games().items() if game.vector is not None)
+SMALL = {
+    "goofspiel": {"num_cards": 3, "observation": "markov"},
+    "spoof": {"objective": "round", "observation": "markov"},
+    "bid_spoof": {"objective": "round", "coins": 2, "observation": "markov"},
+}
+
+
+def _policy_table(learner: SampledRegret, n: int) -> markov_table.Table:
+    """The learner's current policy as a :class:`markov_table.Table` (positions it never met
+    play uniformly, as the learner's rows do before they learn)."""
+    table = markov_table.Table(n)
+    level, a, b, p, u = table.positions(learner.shown[: learner.size])
+    policy = np.zeros((learner.size, n))
+    for r in range(learner.size):
+        sampled_regret._current(learner.regrets, learner.predicted, learner.legal, r, policy[r])
+    for k in range(2, n + 1):
+        rows = np.flatnonzero(level == k)
+        cards = table.sets.cards[k][a[rows]]
+        chosen = np.take_along_axis(policy[rows], cards, axis=1)
+        table.logp[k][a[rows], b[rows], p[rows], u[rows]] = np.log(np.maximum(chosen, 1e-300))
+    return table
+
+
+@pytest.mark.parametrize("zero_sum", [True, False], ids=["other-seat-baselines", "explorer-only"])
+def test_credits_are_unbiased_samples_of_the_exact_values(zero_sum, monkeypatch):
+    """With a fixed, uneven policy and arbitrary baselines, the mean credit of each position
+    and action the explorer learns from equals its exact Q-value (points still to come,
+    :func:`markov_table.exact_q`, an independent backward pass), within sampling error."""
+    n = 3
+    learner = SampledRegret("goofspiel", {"num_cards": n, "observation": "markov"}, RegretSettings(games=2048), 0)
+    learner.zero_sum = zero_sum
+    samples: list[tuple[np.ndarray, ...]] = []
+
+    def record_only(length, steps, credit, table, count, *rest):
+        rows, actions, _, _, _, role, *_ = steps
+        done = ~np.isnan(credit[:length])
+        mine = done & (role[:length] == 1)
+        samples.append((rows[:length][mine], actions[:length][mine], credit[:length][mine]))
+        role[:length][done] = 0
+        return 0, 0
+
+    monkeypatch.setattr(sampled_regret, "_learn", record_only)
+    for _ in range(3):
+        learner.iterate()  # meets (nearly) every position
+    rng = np.random.default_rng(1)
+    size = learner.size
+    learner.regrets[:size] = rng.random((size, n)) * learner.legal[:size]
+    learner.baseline[:size] = rng.normal(scale=3.0, size=(size, n))
+    samples.clear()
+    for _ in range(40):
+        learner.iterate()
+    rows, actions, credit = (np.concatenate(column) for column in zip(*samples))
+    table = _policy_table(learner, n)
+    q, _ = markov_table.exact_q(table)
+    level, a, b, p, u = table.positions(learner.shown[:size])
+    keys, inverse, counts = np.unique(rows * n + actions, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, weights=credit) / counts
+    variances = np.bincount(inverse, weights=credit**2) / counts - means**2
+    scores = []
+    for key, mean, count, variance in zip(keys, means, counts, variances):
+        r, action = divmod(int(key), n)
+        k = level[r]
+        if k < 2 or count < 100:
+            continue
+        exact = q[k][a[r], b[r], p[r], u[r], list(table.sets.cards[k][a[r]]).index(action)]
+        scores.append((mean - exact) / np.sqrt(max(variance, 1e-12) / count))
+    scores = np.array(scores)
+    assert len(scores) > 50
+    assert abs(scores.mean()) < 0.3 and 0.7 < scores.std() < 1.3
+    assert np.abs(scores).max() < 5.0
+
+
+def test_it_approaches_the_equilibrium_of_small_goofspiel(tmp_path):
+    """Three Markov cards: the exact exploitability of the average policy falls from uniform
+    play's to a tenth of it, as measured by the game's own exact measure."""
+    params = SMALL["goofspiel"]
+    curve = train_regret("goofspiel", params, 2_000_000, tmp_path, eval_every=1_000_000, progress=False)
+    uniform = get("goofspiel").exact_exploitability(get("goofspiel").rules(**params), load_agent("goofspiel", "random"))
+    assert curve[0].exploitability == pytest.approx(uniform)
+    assert curve[-1].exploitability < 0.1 * uniform
+
+
+@pytest.mark.parametrize("game", BATCHED)
+def test_every_batched_game_trains_saves_and_loads(game, tmp_path):
+    """Each game with a batched env: the run writes its curve, record and policy; the policy
+    loads as an agent of that configuration and plays legal moves, uniformly where its
+    table has no row."""
+    params = SMALL[game]
+    curve = train_regret(
+        game, params, 300_000, tmp_path, eval_every=150_000, settings=RegretSettings(games=256), progress=False
+    )
+    assert curve[0].steps == 0 and curve[-1].steps >= 300_000
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["learner"] == "sampled regret" and record["rows"] > 0 and not record["interrupted"]
+    assert (tmp_path / "curve.csv").read_text().splitlines()[0] == "steps,seconds,exploitability"
+    agent = load_agent(game, str(tmp_path), params)
+    assert isinstance(agent, PolicyAgent) and agent.keyed_by == "observation"
+    env = get(game).env(**params)
+    env.reset(seed=3)
+    for name in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        action = None if terminated or truncated else agent.act(observation)
+        if action is not None:
+            assert observation["action_mask"][action] == 1
+        env.step(action)
+    if curve[0].exploitability is not None:
+        assert curve[-1].exploitability < curve[0].exploitability
+
+
+def test_a_policy_keyed_by_the_observation_plays_uniformly_off_its_rows():
+    row = np.array([0.0, 1.0, 0.0], dtype=np.float32)
+    agent = PolicyAgent(
+        "goofspiel",
+        {"num_cards": 3},
+        {row.tobytes(): np.array([0.2, 0.0, 0.8])},
+        keyed_by="observation",
+        unseen="uniform",
+    )
+    other = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    batch = {"observation": np.stack([row, other]), "action_mask": np.array([[1, 0, 1], [1, 1, 0]], dtype=np.int8)}
+    np.testing.assert_allclose(agent.policy_batch(batch), [[0.2, 0.0, 0.8], [0.5, 0.5, 0.0]])
+    with pytest.raises(ValueError, match="action_mask"):
+        agent.policy({"observation": other})
+    strict = PolicyAgent("goofspiel", {"num_cards": 3}, {row.tobytes(): np.ones(3) / 3}, keyed_by="observation")
+    with pytest.raises(ValueError, match="not in the policy's table"):
+        strict.policy({"observation": other, "action_mask": np.ones(3, dtype=np.int8)})
+    with pytest.raises(ValueError, match="keyed_by"):
+        PolicyAgent("goofspiel", {}, {}, keyed_by="history")
+
+
+@pytest.mark.parametrize("name, value", [("games", 0), ("window", -1), ("least", 0), ("baseline_rate", 0.0)])
+def test_bad_settings_are_refused_by_name(name, value):
+    with pytest.raises(ValueError, match=name):
+        SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(**{name: value}), 0)

@@ -1,0 +1,213 @@
+"""One training run's lifecycle, shared by every trainer: the training clock (measures kept
+off it), the curve (``curve.csv`` and ``curve.png``, rewritten after every measure), the
+progress bar, Ctrl-C, and the run record (``run.json``).
+
+Why one object. Each learner used to write its own copy of this (clock, curve file, plot,
+record, the two-Ctrl-Cs protocol), and the copies drifted apart in their columns and their
+messages. As stable-baselines3's ``common/`` owns ``learn()`` and an algorithm writes only
+its update, a learner here writes its update and its settings and hands the rest to
+:class:`Run`:
+
+1. ``run = Run(learner, rules, out, total=..., unit=...)`` starts the clock;
+2. ``with run.training(): while run.steps < total: ...`` trains, calling ``run.measure(f)``
+   when :meth:`Run.due` says so (``f`` returns the exploitability, ``None`` where the game
+   has no exact measure, and the mean return against each heuristic) and ``run.advance(n)``
+   after each update. A Ctrl-C inside the block ends the loop and is remembered;
+3. ``run.finish(save, measure, record)`` saves the result and measures it once more unless
+   the last measure is current, with Ctrl-C held (a second Ctrl-C skips only the measure),
+   writes ``run.json`` and, after a Ctrl-C, raises
+   :class:`~hiddenhand.interrupt.Interrupted` carrying the curve.
+
+Every run's curve is a list of :class:`Point`: what was done (``steps``: decisions, or
+iterations for CFR), the training seconds, the exploitability (NashConv divided by the
+number of players) and the mean return against each heuristic the run measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from hiddenhand.files import atomic_write, check_writable
+from hiddenhand.interrupt import Interrupted, held_ctrl_c
+from hiddenhand.training import plots
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measure of a run: ``steps`` done (decisions, or iterations where the run's unit
+    says so), training ``seconds`` (measures excluded), ``exploitability`` (``None`` where
+    the game has no exact measure) and the mean return ``against`` each heuristic."""
+
+    steps: int
+    seconds: float
+    exploitability: float | None
+    against: dict[str, float] = field(default_factory=dict)
+
+
+Measure = Callable[[], tuple[float | None, dict[str, float]]]
+"""What a run measures: the exploitability (or ``None``) and the returns against heuristics."""
+
+
+def exact_measure(declared, rules, agent) -> float | None:
+    """``declared.exact_exploitability(rules, agent)`` with torch's thread count kept. The
+    first parallel measure in a process starts numba's OpenMP threading layer, which sets
+    the OpenMP thread count that torch shares to every core: a one-thread network trained
+    after it then ran on every core, and two runs side by side on two cores slowed each
+    other many times over."""
+    try:
+        import torch
+    except ImportError:  # a learner without a network
+        return declared.exact_exploitability(rules, agent)
+    threads = torch.get_num_threads()
+    try:
+        return declared.exact_exploitability(rules, agent)
+    finally:
+        torch.set_num_threads(threads)
+
+
+class Run:
+    """The lifecycle of one training run; see the module docstring. ``learner`` names it in
+    the bar, the plot's title and messages; ``unit`` is what ``steps`` count (``"decision"``
+    or ``"iteration"``)."""
+
+    def __init__(
+        self,
+        learner: str,
+        rules,
+        out: str | Path,
+        total: int,
+        unit: str = "decision",
+        progress: bool = True,
+    ) -> None:
+        self.learner, self.rules, self.total, self.unit, self.progress = learner, rules, total, unit, progress
+        self.out = check_writable(out, "output directory", kind="dir")
+        self.title = f"{learner} on {plots.describe(rules)}"
+        self.curve: list[Point] = []
+        self.steps, self.games, self.interrupted = 0, 0, False
+        self._seconds, self._since = 0.0, time.perf_counter()
+        self._next_measure = 0
+        self._bar: Any = None
+
+    @property
+    def seconds(self) -> float:
+        """Training seconds so far (measures and saving excluded)."""
+        return self._seconds + (time.perf_counter() - self._since if self._since is not None else 0.0)
+
+    def due(self, every: int) -> bool:
+        """Whether a measure is due: at the start, then each time ``every`` more steps are done."""
+        if self.steps < self._next_measure:
+            return False
+        self._next_measure = self.steps - self.steps % every + every
+        return True
+
+    def measure(self, measure: Measure) -> Point:
+        """Stop the clock, measure, append the point, rewrite the curve's files, restart."""
+        self._stop()
+        exploitability, against = measure()
+        self.curve.append(Point(self.steps, self._seconds, exploitability, dict(against)))
+        write_curve(self.out, self.curve, self.title, self.unit)
+        if self._bar is not None and exploitability is not None:
+            self._bar.set_postfix(exploitability=f"{exploitability:.4g}")
+        self._since = time.perf_counter()
+        return self.curve[-1]
+
+    def advance(self, steps: int, games: int = 0) -> None:
+        """Count ``steps`` (and ``games``) more as done."""
+        self.steps += steps
+        self.games += games
+        if self._bar is not None:
+            self._bar.update(steps)
+
+    @contextlib.contextmanager
+    def training(self) -> Iterator[None]:
+        """The training loop's block: a progress bar, and a Ctrl-C that ends the block and
+        is remembered (the result is saved and measured by :meth:`finish`)."""
+        with tqdm(total=self.total, desc=self.title, disable=not self.progress, unit=self.unit) as bar:
+            self._bar = bar
+            try:
+                yield
+            except KeyboardInterrupt:
+                self.interrupted = True
+                bar.write(f"interrupted after {self.steps} {self.unit}s: saving, then measuring (Ctrl-C skips that)")
+            finally:
+                self._bar = None
+
+    def finish(self, save: Callable[[], None], measure: Measure | None, record: dict[str, Any]) -> list[Point]:
+        """Save (``save()``), measure once more unless the last point is current (``measure``
+        ``None``: never), write ``run.json`` (``record`` plus what every run records) and, if
+        the run was interrupted, raise :class:`~hiddenhand.interrupt.Interrupted`. Ctrl-C is
+        held throughout: a second one skips only the measure."""
+        self._stop()
+        with held_ctrl_c() as ctrl_c:
+            save()
+            if measure is not None and (not self.curve or self.curve[-1].steps != self.steps):
+                _, skipped = ctrl_c.unless_interrupted(lambda: self.measure(measure))
+                self.interrupted |= skipped
+            self._stop()
+            info = {"game": record.pop("game", None) or self.rules.name, "params": self.rules.params}
+            info |= {"learner": self.learner, **record, "unit": self.unit, "steps": self.steps, "games": self.games}
+            info |= {"seconds": self._seconds, "interrupted": self.interrupted}
+            with atomic_write(self.out / "run.json", "w") as handle:
+                json.dump({**info, "curve": [asdict(p) for p in self.curve]}, handle, indent=2)
+            if self.interrupted:
+                raise Interrupted(
+                    f"{self.learner} stopped by Ctrl-C after {self.steps} {self.unit}s; results in {self.out}",
+                    self.curve,
+                )
+        return self.curve
+
+    def _stop(self) -> None:
+        if self._since is not None:
+            self._seconds += time.perf_counter() - self._since
+            self._since = None
+
+
+def write_curve(out: Path, curve: list[Point], title: str, unit: str = "decision") -> None:
+    """``curve.csv`` (steps, seconds, exploitability, then ``vs_<heuristic>`` columns) and
+    ``curve.png``, each written atomically."""
+    names = list(curve[0].against)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["steps", "seconds", "exploitability", *(f"vs_{n}" for n in names)])
+    for p in curve:
+        figure = "" if p.exploitability is None else f"{p.exploitability:.6g}"
+        writer.writerow([p.steps, f"{p.seconds:.3f}", figure, *(f"{p.against[n]:.4f}" for n in names)])
+    with atomic_write(out / "curve.csv", "w") as handle:
+        handle.write(buffer.getvalue())
+    plots.save(curve_figure(curve, title, unit), out / "curve.png")
+
+
+def curve_figure(curve: list[Point], title: str, unit: str = "decision"):
+    """A run's curve: exploitability (log scale) against steps (a linear axis, which keeps a
+    first measure at 0 steps), and the mean return against each heuristic where the run
+    measured it (a second panel only then)."""
+    names = list(curve[0].against)
+    fig, axes = plots.figure(2 if names else 1, title)
+    xlabel = plots.DECISIONS if unit == "decision" else "iterations"
+    steps = [p.steps for p in curve]
+    exact = [(p.steps, p.exploitability) for p in curve if p.exploitability is not None]
+    plots.labels(axes[0], xlabel, plots.EXPLOITABILITY, ylog=bool(exact))
+    if exact:
+        plots.measured(axes[0], [x for x, _ in exact], [y for _, y in exact])
+    else:
+        axes[0].text(
+            0.5, 0.5, "no exact equilibrium for this game", ha="center", va="center", transform=axes[0].transAxes
+        )
+    if names:
+        plots.labels(axes[1], xlabel, "mean return against the heuristic")
+        for n in names:
+            plots.measured(axes[1], steps, [p.against[n] for p in curve], f"vs {n}")
+    return fig
+
+
+__all__ = ["Measure", "Point", "Run", "curve_figure", "exact_measure", "write_curve"]
