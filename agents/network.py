@@ -1,6 +1,6 @@
 """A saved network agent: one or more small torch MLPs over the observation vector, mixed
 per observation with fixed weights. What the OpenSpiel baselines
-(:mod:`hiddenhand.training.openspiel_baselines`) save:
+(:mod:`hiddenhand.training.nfsp`, :mod:`hiddenhand.training.psro`) save:
 
 - NFSP's average-policy network: one member whose outputs are logits (a softmax over the
   legal actions);

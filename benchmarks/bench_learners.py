@@ -1,10 +1,10 @@
 """Self-play learners' settings side by side: the study's tuned values against ours.
 
-Trains :func:`hiddenhand.training.selfplay.train_selfplay` on Markov Goofspiel with
+Trains :func:`hiddenhand.training.policy_gradient.train_selfplay` on Markov Goofspiel with
 ``STUDY`` (Rudolph et al.'s liar's dice settings) and with ``OURS`` (what we run), for the
 same number of decisions and seeds, and prints each run's exact exploitability at the end
 and at its best, with uniform play's for scale and the ratio study / ours of the medians.
-This is where the departures documented in ``hiddenhand.training.selfplay.OURS`` were
+This is where the departures documented in ``hiddenhand.training.policy_gradient.OURS`` were
 measured.
 
 Run: ``python benchmarks/bench_learners.py [--cards 4] [--steps 500000] [--seeds 0 1 2] [--learner mmd]``.
@@ -17,7 +17,7 @@ import statistics
 import tempfile
 from dataclasses import replace
 
-from hiddenhand.training.selfplay import OURS, STUDY, train_selfplay
+from hiddenhand.training.policy_gradient import OURS, STUDY, train_selfplay
 
 
 def main() -> None:

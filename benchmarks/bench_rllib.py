@@ -3,7 +3,7 @@
 Goofspiel episodes last 6 to 24 decisions, so RLlib's fixed cost per episode and per env
 step (connectors, episode objects, the actor round trip) dominates; stepping several games
 per env runner amortises it. This runs ``train_rllib`` with 1 and 8 games per runner, and
-self-play PPO (:mod:`hiddenhand.training.selfplay`, one process, 64 games in lockstep) for
+self-play PPO (:mod:`hiddenhand.training.policy_gradient`, one process, 64 games in lockstep) for
 about the same number of decisions, on Markov Goofspiel, and prints decisions per second,
 the exact exploitability reached, and its fall per minute of training, with the ratio to
 the in-process learner. A local Ray instance on 127.0.0.1 with ``--cpus`` CPUs.
@@ -31,7 +31,7 @@ def main() -> None:
     start_ray(num_cpus=args.cpus)
     import torch
 
-    from hiddenhand.training.selfplay import train_selfplay
+    from hiddenhand.training.policy_gradient import train_selfplay
 
     torch.set_num_threads(1)
     params = {"num_cards": args.cards, "observation": "markov"}

@@ -1,28 +1,25 @@
-"""Self-play collection, decisions per second end to end: today's loop against the batched env.
+"""Self-play training, decisions per second end to end: the loop training ran before the
+batched env (today's, kept here as the reference) against the one it runs now.
 
-Both loops play 6-card Markov Goofspiel (by default) with every seat sampled from the same
-network, the one self-play training builds (sb3-contrib's ``MaskablePPO`` policy with the
-hidden layers of ``training/selfplay.py``'s settings, 2 x 128; ``torch.set_num_threads(1)``),
-and both produce what an update needs: for every decision the observation, mask, action,
-log-probability and value, and each player's GAE advantage and value target from the
-result of their game.
+Both train 6-card Markov Goofspiel (by default) with every seat sampled from one network,
+sb3-contrib's ``MaskablePPO`` policy (``--hidden``, default 64 x 64: a small network), on one
+torch thread, and both apply the same update (``policy_gradient._update``: PPO's loss plus
+MMD's KL term, ``--epochs`` passes of ``--minibatches`` minibatches) to what they collect:
 
-- today: ``training.selfplay._Rollout.collect`` as training calls it (64 PettingZoo AEC
-  envs in lockstep, one forward pass per lockstep step, batches of 2,048 decisions; the
-  games under way when the count is reached are played to their end);
-- batched: the batched env of :mod:`hiddenhand.vector` (``--games`` games, one forward pass
-  and one ``step`` per step for all of them, ``--steps`` steps per collection, GAE over the
-  arrays). A collection keeps the decisions of the games that ended within it; the
-  unfinished tails are not counted (a learner would carry them into the next collection).
+- before: :class:`AecRollout`, 64 PettingZoo AEC envs in lockstep (one forward pass per
+  lockstep step, each env stepped in Python), about 2,048 decisions per update, with the
+  per-game GAE of that loop;
+- now: ``policy_gradient._Collector``, ``--games`` games in the batched env
+  (:mod:`hiddenhand.vector`: one compiled step and one forward pass per step for all of
+  them), ``--batch`` decisions per update, GAE over the arrays.
 
-Each timed run is preceded by a warm-up (numba's compilation, torch's first calls). Where
-the time goes is measured in a separate run of each loop with timers around the env calls
-(stepping and encoding observations) and the network calls (forward pass and sampling);
-"other" is the rest (bookkeeping, stacking rows, GAE), by difference.
+Each timed run follows a warm-up (numba's compilation, torch's first calls). Where the time
+goes is measured in a separate run of each loop with timers around the collection's env
+calls, its network calls and the update; "other" is the rest (bookkeeping, GAE).
 
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_selfplay_throughput.py [--cards 6]
-[--games 1024] [--steps 40] [--decisions 300000] [--repeats 3]``. It alternates the loops,
-prints the median of the repeats for each, the ratio batched / today and the breakdown.
+[--games 1024] [--batch 32768] [--epochs 2] [--minibatches 4] [--repeats 3]``. It alternates
+the loops, prints the median of the repeats for each, the ratio now / before and the breakdown.
 """
 
 from __future__ import annotations
@@ -34,16 +31,18 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported
 import argparse  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from dataclasses import replace  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from hiddenhand.agents.base import RandomAgent  # noqa: E402
+from hiddenhand.pettingzoo_env import env_factories  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
-from hiddenhand.training.selfplay import _Rollout, settings_for  # noqa: E402
+from hiddenhand.training import policy_gradient  # noqa: E402
+from hiddenhand.training.policy_gradient import _Batch as Batch  # noqa: E402
 from hiddenhand.training.single_agent import SingleAgentEnv  # noqa: E402
-from hiddenhand.vector import vector_env  # noqa: E402
 
 GAME = "goofspiel"
 
@@ -52,7 +51,7 @@ class Clock:
     """Seconds spent per category, by :meth:`timed` wrappers."""
 
     def __init__(self) -> None:
-        self.seconds = {"env": 0.0, "network": 0.0}
+        self.seconds = {"env": 0.0, "network": 0.0, "update": 0.0}
 
     def timed(self, category: str, function):
         def call(*args, **kwargs):
@@ -66,123 +65,160 @@ class Clock:
 
 
 class TimedEnv:
-    """An AEC env whose calls that step or observe (``last``, ``step``, ``reset``) are timed
-    as "env"; everything else is passed through."""
+    """An env whose stepping and observing calls are timed as "env"; the rest passes through."""
 
-    def __init__(self, env, clock: Clock) -> None:
+    def __init__(self, env, clock: Clock, names=("last", "step", "reset")) -> None:
         self._env = env
-        self.last, self.step, self.reset = (clock.timed("env", getattr(env, n)) for n in ("last", "step", "reset"))
+        for name in names:
+            setattr(self, name, clock.timed("env", getattr(env, name)))
 
     def __getattr__(self, name: str):
         return getattr(self._env, name)
 
 
-def make_policy(params: dict, seed: int):
-    """The network ``train_selfplay`` builds for this game (MMD's settings)."""
-    settings = settings_for("mmd", GAME)
-    env = SingleAgentEnv(GAME, RandomAgent(), **params)  # only for the spaces
-    net = dict(pi=list(settings.hidden), vf=list(settings.hidden))
-    model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=dict(net_arch=net))
-    return model.policy, settings
+class AecRollout:
+    """The loop self-play training ran before the batched env (kept here as the reference):
+    ``games`` PettingZoo AEC envs of ``game`` in lockstep, every seat played by ``policy``. Each game's record is
+    kept per agent: (observation, mask, action, log-probability, value) of each of that
+    agent's decisions, and its return summed from the env's rewards."""
 
+    def __init__(self, game: str, params: dict, games: int, rng: np.random.Generator) -> None:
+        env_factory = env_factories(get(game).env)[0]
+        self.rng = rng
+        self.envs = [env_factory(**params) for _ in range(games)]
+        self.records: list[dict[str, list[tuple]]] = [{} for _ in range(games)]
+        self.returns: list[dict[str, float]] = [{} for _ in range(games)]
+        for i in range(games):
+            self._reset(i)
 
-def scale_of(params: dict) -> float:
-    """Returns divided by the largest the game pays, as ``train_selfplay`` scales them."""
-    return 1.0 / max(abs(u) for u in get(GAME).rules(**params).utility_range)
+    def _reset(self, i: int) -> None:
+        env = self.envs[i]
+        env.reset(seed=int(self.rng.integers(2**63)))
+        self.records[i] = {agent: [] for agent in env.agents}
+        self.returns[i] = dict.fromkeys(env.agents, 0.0)
 
+    def _to_move(self, i: int) -> dict | None:
+        """The observation of the agent to move in game ``i``, stepping past the agents whose
+        game is over (PettingZoo's ``step(None)``); ``None`` once every agent is done."""
+        env = self.envs[i]
+        while env.agents:
+            observation, _, terminated, truncated, _ = env.last()
+            if not (terminated or truncated):
+                return observation
+            env.step(None)
+        return None
 
-class Today:
-    """``_Rollout.collect`` over PettingZoo envs, as training runs it."""
+    def collect(self, policy, batch: int, gae_lambda: float, scale: float) -> tuple[Batch, int]:
+        """At least ``batch`` decisions from whole games (the games under way when the
+        count is reached are played to their end), with each agent's GAE advantages of
+        its return times ``scale``. Returns the batch and the number of games finished."""
+        import torch
 
-    def __init__(self, policy, settings, params: dict, seed: int, clock: Clock | None = None) -> None:
-        self.rollout = _Rollout(GAME, params, settings.games, np.random.default_rng(seed))
-        self.policy, self.settings, self.scale = policy, settings, scale_of(params)
-        if clock is not None:
-            self.rollout.envs = [TimedEnv(env, clock) for env in self.rollout.envs]
-            self.policy = clock.timed("network", policy)
-
-    def collect(self) -> int:
-        batch, _ = self.rollout.collect(self.policy, self.settings.batch, self.settings.gae_lambda, self.scale)
-        return len(batch.actions)
-
-
-class Batched:
-    """The same collection over the batched env: ``steps`` steps of every game, then GAE
-    per game and player over the arrays, keeping the decisions of finished games."""
-
-    def __init__(self, policy, settings, params: dict, seed: int, games: int, steps: int, clock=None) -> None:
-        self.envs = vector_env(GAME, games, **params)
-        self.obs, self.info = self.envs.reset(seed=seed)
-        self.policy, self.lam, self.scale, self.steps = policy, settings.gae_lambda, scale_of(params), steps
-        self.step = self.envs.step
-        if clock is not None:
-            self.policy, self.step = clock.timed("network", policy), clock.timed("env", self.envs.step)
-
-    def collect(self) -> int:
-        t_max, n, p = self.steps, self.envs.num_envs, self.envs.num_players
-        obs_rows = np.empty((t_max, n, self.envs.rules.observation_size), dtype=np.float32)
-        mask_rows = np.empty((t_max, n, self.envs.num_actions), dtype=bool)
-        actions = np.empty((t_max, n), dtype=np.int64)
-        logp = np.empty((t_max, n), dtype=np.float32)
-        values = np.empty((t_max, n), dtype=np.float32)
-        players = np.empty((t_max, n), dtype=np.int64)
-        rewards = np.empty((t_max, n, p))
-        ended = np.empty((t_max, n), dtype=bool)
-        obs, info = self.obs, self.info
-        for t in range(t_max):
-            obs_rows[t], mask_rows[t], players[t] = obs["observation"], obs["action_mask"], info["player"]
+        rows: list[tuple] = []
+        advantages: list[float] = []
+        returns: list[float] = []
+        finished, decisions = 0, 0
+        live = list(range(len(self.envs)))
+        while live:
+            shown = [self._to_move(i) for i in live]
+            obs = np.stack([o["observation"] for o in shown])
+            masks = np.stack([o["action_mask"] for o in shown]).astype(bool)
             with torch.no_grad():
-                act, value, lp = self.policy(torch.from_numpy(obs["observation"]), action_masks=mask_rows[t])
-            actions[t], values[t], logp[t] = act.numpy(), value.numpy().ravel(), lp.numpy()
-            obs, rewards[t], terminated, truncated, info = self.step(actions[t])
-            ended[t] = terminated | truncated
-        self.obs, self.info = obs, info
-        advantages, kept = gae(players, values, rewards * self.scale, ended, self.lam)
-        batch = [column[kept] for column in (obs_rows, mask_rows, actions, logp, values, advantages)]
-        batch.append(batch[-1] + batch[-2])  # value targets
-        return len(batch[2])
+                actions, values, logp = policy(torch.as_tensor(obs), action_masks=masks)
+            actions, values, logp = actions.numpy(), values.numpy().ravel(), logp.numpy()
+            decisions += len(live)
+            still = []
+            for k, i in enumerate(live):
+                env = self.envs[i]
+                self.records[i][env.agent_selection].append((obs[k], masks[k], actions[k], logp[k], values[k]))
+                env.step(int(actions[k]))
+                for agent, reward in env.rewards.items():
+                    self.returns[i][agent] += reward
+                if self._to_move(i) is not None:
+                    still.append(i)
+                    continue
+                finished += 1
+                for agent, record in self.records[i].items():
+                    rows += record
+                    gains, targets = _gae([r[4] for r in record], scale * self.returns[i][agent], gae_lambda)
+                    advantages += gains
+                    returns += targets
+                self._reset(i)
+                if decisions < batch:
+                    still.append(i)
+            live = still
+        obs, masks, actions, logp, values = (np.array(column) for column in zip(*rows))
+        return Batch(obs, masks, actions, logp, values, np.array(advantages), np.array(returns)), finished
 
 
-def gae(players, values, rewards, ended, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """GAE (gamma 1) of every decision over its player's own decisions in its game, as
-    ``selfplay._gae`` computes it per game, for all games at once, backwards in time; and
-    which decisions belong to a game that ended within the arrays."""
-    t_max, n = players.shape
-    rows = np.arange(n)
-    following = np.zeros(rewards.shape[1:])  # per game and player: the value (or result) after the decision
-    running = np.zeros(rewards.shape[1:])
-    ends_later = np.zeros(n, dtype=bool)
-    advantages = np.empty((t_max, n))
-    kept = np.empty((t_max, n), dtype=bool)
-    for t in range(t_max - 1, -1, -1):
-        end = ended[t]
-        following[end], running[end] = rewards[t][end], 0.0
-        ends_later |= end
-        seat = players[t]
-        running[rows, seat] = following[rows, seat] - values[t] + lam * running[rows, seat]
-        advantages[t] = running[rows, seat]
-        following[rows, seat] = values[t]
-        kept[t] = ends_later
-    return advantages, kept
+def _gae(values: list[float], reward: float, lam: float) -> tuple[list[float], list[float]]:
+    """GAE (gamma 1) of one player's decisions in one game, paid ``reward`` at the end:
+    ``delta_t = v[t+1] - v[t]``, the last ``reward - v[-1]``. Returns advantages and the
+    value targets (advantage + value)."""
+    nxt, running = reward, 0.0
+    gains = [0.0] * len(values)
+    for t in range(len(values) - 1, -1, -1):
+        running = (nxt - values[t]) + lam * running
+        gains[t] = running
+        nxt = values[t]
+    return gains, [g + v for g, v in zip(gains, values)]
 
 
-def rate(loop, decisions: int) -> float:
-    loop.collect()  # warm-up
+class Trainer:
+    """One loop: a network, its optimiser and magnet, a collection and the shared update."""
+
+    def __init__(self, loop: str, params: dict, settings, seed: int, clock: Clock | None = None) -> None:
+        env = SingleAgentEnv(GAME, RandomAgent(), **params)  # only for the spaces
+        net = dict(pi=list(settings.hidden), vf=list(settings.hidden))
+        model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=dict(net_arch=net))
+        self.policy, self.settings = model.policy, settings
+        self.magnet = model.policy  # the KL term's cost is what matters here, not which magnet
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=settings.learning_rate, eps=1e-5)
+        self.rng = np.random.default_rng(seed)
+        self.scale = 1.0 / max(abs(u) for u in get(GAME).rules(**params).utility_range)
+        self.update = policy_gradient._update
+        self.act = self.policy
+        if loop == "before":
+            self.rollout = AecRollout(GAME, params, 64, self.rng)
+            if clock is not None:
+                self.rollout.envs = [TimedEnv(e, clock) for e in self.rollout.envs]
+        else:
+            games = settings.games
+            self.collector = policy_gradient._Collector(GAME, params, games, -(-settings.batch // games), seed)
+            if clock is not None:
+                self.collector.envs = TimedEnv(self.collector.envs, clock, ("step", "reset"))
+        if clock is not None:
+            self.act, self.update = clock.timed("network", self.policy), clock.timed("update", self.update)
+        self.loop = loop
+
+    def iterate(self) -> int:
+        """One collection and its update; the decisions played."""
+        if self.loop == "before":
+            batch, _ = self.rollout.collect(self.act, 2048, self.settings.gae_lambda, self.scale)
+            played = len(batch.actions)
+        else:
+            batch, played, _ = self.collector.collect(self.act, self.settings.gae_lambda, self.scale)
+        self.update(self.policy, self.magnet, self.optimizer, batch, self.settings, self.rng, 1.0)
+        return played
+
+
+def rate(trainer: Trainer, decisions: int) -> float:
+    trainer.iterate()  # warm-up
     done, start = 0, time.perf_counter()
     while done < decisions:
-        done += loop.collect()
+        done += trainer.iterate()
     return done / (time.perf_counter() - start)
 
 
 def breakdown(make, decisions: int) -> dict[str, float]:
-    """Microseconds per decision in the env, the network and the rest, in a timed run."""
+    """Microseconds per decision in the env, the network's forward passes, the update and the rest."""
     clock = Clock()
-    loop = make(clock)
-    loop.collect()
+    trainer = make(clock)
+    trainer.iterate()
     clock.seconds = dict.fromkeys(clock.seconds, 0.0)
     done, start = 0, time.perf_counter()
     while done < decisions:
-        done += loop.collect()
+        done += trainer.iterate()
     total = time.perf_counter() - start
     parts = {**clock.seconds, "other": total - sum(clock.seconds.values())}
     return {name: 1e6 * seconds / done for name, seconds in parts.items()}
@@ -191,51 +227,55 @@ def breakdown(make, decisions: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cards", type=int, default=6, help="cards per hand (default 6)")
+    parser.add_argument("--hidden", type=int, nargs="+", default=[64, 64], help="hidden layers (default 64 64)")
     parser.add_argument("--games", type=int, default=1024, help="games in the batched env (default 1024)")
-    parser.add_argument("--steps", type=int, default=40, help="batched steps per collection (default 40)")
+    parser.add_argument("--batch", type=int, default=32768, help="decisions per update, now (default 32768)")
+    parser.add_argument("--epochs", type=int, default=2, help="passes over each batch, both loops (default 2)")
+    parser.add_argument("--minibatches", type=int, default=4, help="minibatches per pass, both loops (default 4)")
     parser.add_argument(
-        "--decisions", type=int, default=300_000, help="decisions per timed run of the batched loop (default 300000)"
+        "--decisions", type=int, default=500_000, help="decisions per timed run of the new loop (default 500000)"
     )
     parser.add_argument(
-        "--today-decisions", type=int, default=30_000, help="decisions per timed run of today's loop (default 30000)"
+        "--before-decisions", type=int, default=30_000, help="decisions per timed run of the old loop (default 30000)"
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per loop; medians (default 3)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     params = {"num_cards": args.cards, "observation": "markov"}
-    policy, settings = make_policy(params, args.seed)
-
-    def today(clock=None):
-        return Today(policy, settings, params, args.seed, clock)
-
-    def batched(clock=None):
-        return Batched(policy, settings, params, args.seed, args.games, args.steps, clock)
-
+    settings = replace(
+        policy_gradient.settings_for("mmd", GAME),
+        hidden=tuple(args.hidden),
+        games=args.games,
+        batch=args.batch,
+        epochs=args.epochs,
+        minibatches=args.minibatches,
+    )
     loops = {
-        f"today: _Rollout.collect ({settings.games} AEC envs)": (today, args.today_decisions),
-        f"batched: vector_env ({args.games} games)": (batched, args.decisions),
+        "before: 64 AEC envs, 2048 a batch": ("before", args.before_decisions),
+        f"now: batched env, {args.games} games, {args.batch} a batch": ("now", args.decisions),
     }
     rates: dict[str, list[float]] = {name: [] for name in loops}
     for _ in range(args.repeats):
-        for name, (make, decisions) in loops.items():
-            rates[name].append(rate(make(), decisions))
+        for name, (loop, decisions) in loops.items():
+            rates[name].append(rate(Trainer(loop, params, settings, args.seed), decisions))
     hidden = "x".join(map(str, settings.hidden))
     print(
-        f"{args.cards}-card Markov Goofspiel self-play collection, network {hidden} (MaskablePPO policy as "
-        f"training/selfplay.py builds it), torch threads {torch.get_num_threads()}, median of {args.repeats}"
+        f"{args.cards}-card Markov Goofspiel self-play MMD, end to end (collection and update: {args.epochs} epochs "
+        f"of {args.minibatches} minibatches), network {hidden}, torch threads {torch.get_num_threads()}, "
+        f"median of {args.repeats}"
     )
-    print(f"{'loop':44s} {'decisions/s':>12s} {'env us':>8s} {'net us':>8s} {'other us':>9s}  (per decision)")
+    print(f"{'loop':46s} {'decisions/s':>12s} {'env':>7s} {'net':>7s} {'update':>7s} {'other':>7s} (us a decision)")
     medians = {}
-    for name, (make, decisions) in loops.items():
+    for name, (loop, decisions) in loops.items():
         medians[name] = statistics.median(rates[name])
-        parts = breakdown(make, decisions)
+        parts = breakdown(lambda clock, loop=loop: Trainer(loop, params, settings, args.seed, clock), decisions)
         print(
-            f"{name:44s} {medians[name]:12,.0f} {parts['env']:8.2f} {parts['network']:8.2f} {parts['other']:9.2f}"
-            f"  runs: {', '.join(f'{r:,.0f}' for r in rates[name])}"
+            f"{name:46s} {medians[name]:12,.0f} {parts['env']:7.2f} {parts['network']:7.2f} {parts['update']:7.2f} "
+            f"{parts['other']:7.2f}  runs: {', '.join(f'{r:,.0f}' for r in rates[name])}"
         )
-    today_rate, batched_rate = medians.values()
-    print(f"ratio batched / today: {batched_rate / today_rate:.1f}")
+    before, now = medians.values()
+    print(f"ratio now / before: {now / before:.1f}")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,12 @@ Modes:
   converges, the game, the measure and the update are sound.
 - ``temperature``: the fixed points the self-play loss can reach. Its entropy bonus is a
   temperature in points (the coefficient times the scale the advantages are divided by);
-  the tabular learner is run to its fixed point at the temperatures of ``training/selfplay.py``'s
+  the tabular learner is run to its fixed point at the temperatures of ``training/policy_gradient.py``'s
   settings (constant, and annealed to 0 as ``OURS`` does).
 - ``sampled``: the tabular learner with Q estimated from self-play episodes through the rules
   engine: from the start of the game (what self-play sees) or from a random position
   (exploring starts, every position covered): sampling and coverage.
-- ``network``: the MaskablePPO policy network of ``training/selfplay.py`` with exact Q at every
+- ``network``: the MaskablePPO policy network of ``training/policy_gradient.py`` with exact Q at every
   position, fitted either to the closed-form MMD target or by the self-play loss's policy
   gradient (entropy, KL to a magnet, Adam or SGD), positions weighted uniformly or as often
   as self-play visits them: function approximation and optimisation.
@@ -45,7 +45,7 @@ from hiddenhand.solvers import gops_markov
 from hiddenhand.training.markov_table import Table, exact_q, measure, mmd_step, reach
 
 STUDY_ENT, OURS_ENT = 0.1, 0.05
-"""The entropy coefficients of ``training/selfplay.py``'s ``STUDY`` and ``OURS`` settings when
+"""The entropy coefficients of ``training/policy_gradient.py``'s ``STUDY`` and ``OURS`` settings when
 the diagnosis was made (as are the network options' defaults): pinned here, not read from
 there, so that the figures in docs/training.md reproduce after the learners change."""
 
@@ -312,7 +312,7 @@ class Positions:
 
 
 def build_policy(n: int, hidden: list[int], seed: int):
-    """The MaskablePPO model ``training/selfplay.py`` trains (same construction and layers)."""
+    """The MaskablePPO model ``training/policy_gradient.py`` trains (same construction and layers)."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -594,7 +594,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         type=int,
         default=300,
         help="iterations between moves of the magnet to the current policy; 0 keeps it uniform (network pg: "
-        "the KL term's magnet, which training/selfplay.py moves every update: 1) (default 300)",
+        "the KL term's magnet, which training/policy_gradient.py moves every update: 1) (default 300)",
     )
     parser.add_argument("--anneal", action="store_true", help="decay alpha (and, network, the entropy and lr) to 0")
     parser.add_argument("--seed", type=int, default=0, help="seed of the episodes and the network (default 0)")

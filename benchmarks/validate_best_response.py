@@ -14,7 +14,7 @@ revealed, point difference), and each row compares the two:
 
 Agents: ``random``; the ``medium`` and ``hard`` heuristics (hard reads the score, so its
 exact figure walks histories: about a minute at 6 cards); small self-play PPO agents
-(``hiddenhand.training.ppo.train_ppo``, ``--ppo-steps``, saved under ``--ppo-dir`` and
+(``hiddenhand.training.ppo_pool.train_ppo``, ``--ppo-steps``, saved under ``--ppo-dir`` and
 loaded with ``PPOAgent.load``): ``ppo`` on the full observation, which shows the history, so
 its exact figure walks histories, one network query at a time (minutes at 5 cards, out of
 reach at 6), and ``ppo-markov`` on the Markov observation, measured exactly over positions
@@ -43,7 +43,7 @@ from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.files import atomic_write
 from hiddenhand.registry import get
 from hiddenhand.training.best_response import approximate_exploitability
-from hiddenhand.training.ppo import train_ppo
+from hiddenhand.training.ppo_pool import train_ppo
 
 AGENTS = ("random", "medium", "hard", "ppo", "ppo-markov")
 PPO = {"ppo": "full", "ppo-markov": "markov"}

@@ -15,7 +15,7 @@ import hiddenhand.training.benchmark as benchmark
 from hiddenhand.agents import load_agent
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.training.benchmark import Budget, run_benchmark
-from hiddenhand.training.ppo import PPOPoint
+from hiddenhand.training.run import Point
 
 TINY = Budget(
     cfr_iterations=10,
@@ -216,7 +216,7 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
 
     def fake(method, game, params, steps, out, seed, eval_every, progress):
         asked[method] = (steps, eval_every)
-        return [PPOPoint(steps, 1.0, 0.5, {})]
+        return [Point(steps, 1.0, 0.5)]
 
     monkeypatch.setattr(benchmark, "train_learner", fake)
     game = hiddenhand.games()["goofspiel"]

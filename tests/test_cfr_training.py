@@ -22,27 +22,28 @@ def read_curve(path):
 def test_every_algorithm_writes_a_curve_and_a_policy(algorithm, tmp_path):
     rules = GoofspielRules(num_cards=3)
     curve = train_cfr(rules, algorithm, iterations=60, eval_every=20, out_dir=tmp_path, progress=False)
-    assert [p.iteration for p in curve] == [20, 40, 60]
+    assert [p.steps for p in curve] == [20, 40, 60]
     rows = read_curve(tmp_path / "curve.csv")
-    assert [r["iteration"] for r in rows] == [20, 40, 60]
-    assert rows[-1]["nash_conv"] == pytest.approx(curve[-1].nash_conv, rel=1e-8)
-    assert rows[-1]["exploitability"] == pytest.approx(rows[-1]["nash_conv"] / 2, rel=1e-8)
+    assert [r["steps"] for r in rows] == [20, 40, 60]
+    assert rows[-1]["exploitability"] == pytest.approx(curve[-1].exploitability, rel=1e-5)
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
     meta = json.loads((tmp_path / "run.json").read_text())
     assert meta["algorithm"] == algorithm and meta["params"]["num_cards"] == 3
-    # The saved policy is the solver's average policy: same NashConv by an independent walk.
+    assert meta["unit"] == "iteration" and meta["steps"] == 60 and [p["steps"] for p in meta["curve"]] == [20, 40, 60]
+    # The saved policy is the solver's average policy: NashConv (exploitability times the
+    # players) by an independent walk.
     agent = PolicyAgent.load(tmp_path)
-    assert ho.nash_conv(ho.to_pyspiel(rules), agent) == pytest.approx(curve[-1].nash_conv, abs=1e-9)
-    uniform = 2 * 1.3333333333333333  # twice OpenSpiel's NashConv of uniform play at 3 cards
-    assert curve[-1].nash_conv < uniform
+    assert ho.nash_conv(ho.to_pyspiel(rules), agent) == pytest.approx(2 * curve[-1].exploitability, abs=1e-9)
+    uniform = 1.3333333333333333  # OpenSpiel's NashConv of uniform play at 3 cards, halved
+    assert curve[-1].exploitability < uniform
 
 
 def test_cfr_plus_converges_on_three_cards(tmp_path):
     curve = train_cfr(
         GoofspielRules(num_cards=3), "cfr+", iterations=300, eval_every=100, out_dir=tmp_path, progress=False
     )
-    assert curve[0].nash_conv > curve[-1].nash_conv
-    assert curve[-1].nash_conv < 1e-3
+    assert curve[0].exploitability > curve[-1].exploitability
+    assert curve[-1].exploitability < 5e-4
 
 
 def test_bad_training_configuration(tmp_path):
@@ -119,9 +120,12 @@ def test_cfr_on_a_three_player_game(tmp_path):
     curve = train_cfr(
         BidSpoofRules(num_players=3, coins=1, objective="round"), "cfr+", 60, 20, tmp_path, progress=False
     )
-    assert curve[-1].nash_conv < curve[0].nash_conv
-    agent = load_agent("bid_spoof", str(tmp_path), BidSpoofRules(num_players=3, coins=1, objective="round").params)
+    assert curve[-1].exploitability < curve[0].exploitability
+    rules = BidSpoofRules(num_players=3, coins=1, objective="round")
+    agent = load_agent("bid_spoof", str(tmp_path), rules.params)
     assert agent.game == "bid_spoof"
+    # The curve's exploitability is NashConv over the three seats.
+    assert ho.nash_conv(ho.to_pyspiel(rules), agent) == pytest.approx(3 * curve[-1].exploitability, abs=1e-9)
 
 
 def test_an_exact_measure_leaves_torch_on_its_threads():
@@ -138,7 +142,7 @@ torch.set_num_threads(1)
 assert torch.get_num_threads() == 1  # torch has started its threads, as in a training run
 import hiddenhand
 from hiddenhand.agents.base import RandomAgent
-from hiddenhand.training.ppo import exact_measure
+from hiddenhand.training.run import exact_measure
 game = hiddenhand.games()["goofspiel"]
 assert exact_measure(game, game.rules(num_cards=4, observation="markov"), RandomAgent()) == 2.5
 print(torch.get_num_threads())

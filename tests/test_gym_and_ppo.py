@@ -17,7 +17,7 @@ from hiddenhand.core import IllegalActionError
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.training import head_to_head
-from hiddenhand.training.ppo import train_ppo
+from hiddenhand.training.ppo_pool import train_ppo
 from hiddenhand.training.single_agent import SingleAgentEnv
 
 GAMES = [

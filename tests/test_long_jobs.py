@@ -51,9 +51,9 @@ def test_ctrl_c_twice_in_train_cfr_keeps_the_policy(tmp_path, monkeypatch):
     rules = GoofspielRules(num_cards=3)
     with pytest.raises(Interrupted, match="after 7 of 50 iterations") as info:
         train_cfr(rules, "cfr+", 50, 5, tmp_path, progress=False)
-    assert [p.iteration for p in info.value.result] == [5]
+    assert [p.steps for p in info.value.result] == [5]
     run = json.loads((tmp_path / "run.json").read_text())
-    assert run["interrupted"] is True and run["iterations"] == 7 and run["final"]["iteration"] == 5
+    assert run["interrupted"] is True and run["steps"] == 7 and [p["steps"] for p in run["curve"]] == [5]
     agent = load_agent("goofspiel", str(tmp_path), rules.params)  # the policy is complete and verified
     assert agent.game == "goofspiel"
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
@@ -124,7 +124,7 @@ def _tiny_run(name):
 
     from hiddenhand.agents import NetworkAgent, PolicyAgent
     from hiddenhand.agents.ppo import PPOAgent
-    from hiddenhand.training import openspiel_baselines, ppo, sampled_regret, selfplay
+    from hiddenhand.training import nfsp, policy_gradient, ppo_pool, psro, sampled_regret
     from hiddenhand.training.sampled_regret import RegretSettings
 
     markov = {"num_cards": 3, "observation": "markov"}
@@ -138,7 +138,7 @@ def _tiny_run(name):
         )
     if name == "ppo":
         return (
-            lambda out: ppo.train_ppo(
+            lambda out: ppo_pool.train_ppo(
                 "goofspiel",
                 markov,
                 4096,
@@ -149,18 +149,18 @@ def _tiny_run(name):
                 eval_games=4,
                 progress=False,
             ),
-            (ppo, "exact_measure"),
+            (ppo_pool, "exact_measure"),
             PPOAgent,
             "goofspiel",
             markov,
         )
     if name == "selfplay":
-        settings = replace(selfplay.settings_for("mmd", "goofspiel"), games=8, batch=256, epochs=1)
+        settings = replace(policy_gradient.settings_for("mmd", "goofspiel"), games=8, batch=256, epochs=1)
         return (
-            lambda out: selfplay.train_selfplay(
+            lambda out: policy_gradient.train_selfplay(
                 "goofspiel", markov, 3000, out, eval_every=300, settings=settings, progress=False
             ),
-            (selfplay, "exact_measure"),
+            (policy_gradient, "exact_measure"),
             PPOAgent,
             "goofspiel",
             markov,
@@ -176,19 +176,19 @@ def _tiny_run(name):
             markov,
         )
     if name == "nfsp":
-        settings = replace(openspiel_baselines.NFSP_OURS, min_buffer_size_to_learn=64, batch_size=32, learn_every=16)
+        settings = replace(nfsp.NFSP_OURS, min_buffer_size_to_learn=64, batch_size=32, learn_every=16)
         return (
-            lambda out: openspiel_baselines.train_nfsp(
+            lambda out: nfsp.train_nfsp(
                 "goofspiel", markov, 3000, out, eval_every=200, settings=settings, progress=False
             ),
-            (openspiel_baselines, "exact_measure"),
+            (nfsp, "exact_measure"),
             NetworkAgent,
             "goofspiel",
             markov,
         )
     pytest.importorskip("cvxpy")  # psro_v2 imports it
     settings = replace(
-        openspiel_baselines.PSRO_OURS,
+        psro.PSRO_OURS,
         episodes_per_oracle=30,
         sims_per_entry=4,
         prd_iterations=200,
@@ -196,10 +196,8 @@ def _tiny_run(name):
         mixture_max_histories=0,
     )
     return (
-        lambda out: openspiel_baselines.train_psro(
-            "goofspiel", markov, 5000, out, eval_every=1, settings=settings, progress=False
-        ),
-        (openspiel_baselines, "exact_measure"),
+        lambda out: psro.train_psro("goofspiel", markov, 5000, out, eval_every=1, settings=settings, progress=False),
+        (psro, "exact_measure"),
         NetworkAgent,
         "goofspiel",
         markov,
@@ -254,7 +252,7 @@ def test_train_cfr_keeps_its_files_when_ctrl_c_is_pressed_again_during_the_save(
     )
     assert {"curve.csv", "policy.npz", "run.json"} <= {p.name for p in out.iterdir()}
     run = json.loads((out / "run.json").read_text())
-    assert run["interrupted"] is True and run["iterations"] == 29 and run["final"]["iteration"] == 25
+    assert run["interrupted"] is True and run["steps"] == 29 and [p["steps"] for p in run["curve"]] == [25]
     assert load_agent("goofspiel", str(out), {"num_cards": 3}).game == "goofspiel"
 
 

@@ -1,5 +1,5 @@
 """OpenSpiel's NFSP and PSRO on our games through the adapter
-(hiddenhand.training.openspiel_baselines): each trains end to end on a tiny budget, with
+(hiddenhand.training.nfsp, hiddenhand.training.psro): each trains end to end on a tiny budget, with
 an exact exploitability curve, saves an agent that reloads and acts identically, plays
 only legal moves, and loads wherever a saved agent does. Plus the saved network agent
 (hiddenhand.agents.network) on its own."""
@@ -14,14 +14,9 @@ import hiddenhand
 from hiddenhand.agents import NetworkAgent, load_agent
 from hiddenhand.agents.network import Member, is_network_dir, mlp
 from hiddenhand.core import CHANCE, sample_chance
-from hiddenhand.training.openspiel_baselines import (
-    NFSP_OURS,
-    PSRO_OURS,
-    _environment,
-    _mixture_measure,
-    train_nfsp,
-    train_psro,
-)
+from hiddenhand.training.nfsp import NFSP_OURS, train_nfsp
+from hiddenhand.training.openspiel_rl import environment
+from hiddenhand.training.psro import PSRO_OURS, _mixture_measure, train_psro
 
 GOOFSPIEL = ("goofspiel", {"num_cards": 4, "observation": "markov"})
 SPOOF = ("spoof", {"matches": 2, "objective": "round", "observation": "markov"})
@@ -141,7 +136,7 @@ def test_the_mixture_of_one_policy_is_that_policy(tmp_path):
     saved = NetworkAgent.load(tmp_path)
     declared = hiddenhand.games()[game]
     rules = declared.rules(**params)
-    measure = _mixture_measure(_environment(rules, 0).game, rules, 10**6)
+    measure = _mixture_measure(environment(rules, 0).game, rules, 10**6)
     parts = [
         NetworkAgent(game, rules.params, "part", saved.input_size, saved.hidden, saved.num_actions, [member])
         for member in saved.members
@@ -247,7 +242,7 @@ def test_psro_plays_its_meta_game_in_a_loop_with_sample_episodes_draws():
     from open_spiel.python.algorithms.psro_v2.abstract_meta_trainer import sample_episode
 
     import hiddenhand.openspiel  # noqa: F401  (registers the games with OpenSpiel)
-    from hiddenhand.training.openspiel_baselines import _play_out
+    from hiddenhand.training.psro import _play_out
 
     game = pyspiel.load_game("hiddenhand_bid_spoof", {"num_players": 2, "coins": 3, "observation": "markov"})
     uniform = policy.UniformRandomPolicy(game)

@@ -15,9 +15,8 @@ import hiddenhand
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.training import plots
 from hiddenhand.training.benchmark import Run, _figure
-from hiddenhand.training.cfr import CurvePoint, curve_figure, train_cfr
-from hiddenhand.training.ppo import PPOPoint
-from hiddenhand.training.ppo import curve_figure as ppo_figure
+from hiddenhand.training.cfr import train_cfr
+from hiddenhand.training.run import Point, curve_figure
 
 GAMES = sorted(hiddenhand.games())  # ours and the example's Kuhn poker (tests/conftest.py)
 
@@ -71,8 +70,8 @@ def test_the_benchmark_draws_every_seeds_measured_points_and_nothing_between():
 @pytest.mark.parametrize(
     "fig",
     [
-        lambda: curve_figure({"cfr+": [CurvePoint(100, 0.96, 0.136, 0.0454)]}, "cfr+ on one point"),
-        lambda: ppo_figure([PPOPoint(0, 0.0, None, {}), PPOPoint(2048, 1.5, 0.8, {})], "final measure only"),
+        lambda: curve_figure([Point(100, 0.96, 0.0454)], "cfr+ on one point", unit="iteration"),
+        lambda: curve_figure([Point(0, 0.0, None), Point(2048, 1.5, 0.8)], "final measure only"),
     ],
     ids=["cfr", "ppo"],
 )
@@ -95,7 +94,7 @@ def test_titles_fit_inside_the_figure_and_name_the_learner(game):
     rules = tiny(game)
     titles = [f"self-play MMD on {plots.describe(rules)}", f"OpenSpiel NFSP on {rules!r}"]  # the second is long
     for title in titles:
-        fig = ppo_figure([PPOPoint(0, 0.0, 1.0, {}), PPOPoint(2048, 1.5, 0.8, {})], title)  # one panel: narrowest
+        fig = curve_figure([Point(0, 0.0, 1.0), Point(2048, 1.5, 0.8)], title)  # one panel: narrowest
         renderer = draw(fig).get_renderer()
         box, frame = fig._suptitle.get_window_extent(renderer), fig.bbox
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1, title
@@ -120,18 +119,19 @@ def test_a_configuration_is_described_in_words(game):
 @pytest.mark.parametrize("game", GAMES)
 def test_cfr_plots_exploitability_as_the_benchmark_does(game, tmp_path):
     """The CFR plot's values are the curve's exploitability column (NashConv / players, so a
-    third of it for three-player EggHead), under the label the benchmark's panels use."""
+    third of it for three-player EggHead: tests/test_conformance.py checks the NashConv)
+    against iterations, both axes logarithmic, under the label the benchmark's panels use."""
     rules = tiny(game)
     curve = train_cfr(rules, "cfr+", iterations=6, eval_every=2, out_dir=tmp_path, progress=False)
     with open(tmp_path / "curve.csv") as handle:
         rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
-    fig = curve_figure({"cfr+": curve}, "cfr+")
-    iterations, seconds = fig.axes
-    expected = [max(r["nash_conv"] / rules.num_players, plots.LOG_FLOOR) for r in rows]
-    assert [y for _, y in points(curves(iterations)[0])] == pytest.approx(expected, rel=1e-8)
-    assert [x for x, _ in points(curves(iterations)[0])] == [r["iteration"] for r in rows]
-    assert [y for _, y in points(curves(seconds)[0])] == pytest.approx(expected, rel=1e-8)
-    benchmark = _figure(rules, [Run("cfr+", 0, None, [(p.iteration, p.seconds, p.exploitability) for p in curve])], {})
+    fig = curve_figure(curve, "cfr+", unit="iteration")
+    (iterations,) = fig.axes
+    expected = [max(r["exploitability"], plots.LOG_FLOOR) for r in rows]
+    assert [y for _, y in points(curves(iterations)[0])] == pytest.approx(expected, rel=1e-5)
+    assert [x for x, _ in points(curves(iterations)[0])] == [r["steps"] for r in rows] == [2, 4, 6]
+    assert iterations.get_xscale() == iterations.get_yscale() == "log" and iterations.get_xlabel() == "iterations"
+    benchmark = _figure(rules, [Run("cfr+", 0, None, [(p.steps, p.seconds, p.exploitability) for p in curve])], {})
     labels = {ax.get_ylabel() for ax in (*fig.axes, *benchmark.axes)}
     assert labels == {plots.EXPLOITABILITY} and "NashConv" not in labels
 
@@ -149,12 +149,13 @@ def test_cfr_plots_exploitability_as_the_benchmark_does(game, tmp_path):
 )
 def test_log_axis_labels_are_readable_and_never_overlap(seconds, exploitability):
     curve = [
-        CurvePoint(int(i), float(s), 2 * float(e), float(e))
+        Point(int(i), float(s), float(e))
         for i, s, e in zip(np.geomspace(300, 3000, 10), np.geomspace(*seconds, 10), np.geomspace(*exploitability, 10))
     ]
-    fig = curve_figure({"mccfr-external": curve}, "ticks")
-    renderer = draw(fig).get_renderer()
-    for ax in fig.axes:
+    run = Run("mmd", 0, None, [(p.steps, p.seconds, p.exploitability) for p in curve])
+    figures = [curve_figure(curve, "ticks", unit="iteration"), _figure(GoofspielRules(num_cards=4), [run], {})]
+    for fig, ax in ((figure, ax) for figure in figures for ax in figure.axes):
+        renderer = draw(fig).get_renderer()
         for axis in (ax.xaxis, ax.yaxis):
             low, high = sorted(axis.get_view_interval())
             shown = [

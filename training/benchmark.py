@@ -63,13 +63,13 @@ from hiddenhand.training import plots
 from hiddenhand.training.cfr import train_cfr
 from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, tournament
 from hiddenhand.training.plots import describe
-from hiddenhand.training.ppo import train_ppo
-from hiddenhand.training.selfplay import train_selfplay
+from hiddenhand.training.policy_gradient import train_selfplay
+from hiddenhand.training.ppo_pool import train_ppo
 from hiddenhand.validation import check_choice
 
-LEARNERS = ("mmd", "ppo-selfplay", "nfsp", "psro")
-"""Self-play learners by name: MMD and tuned PPO (:mod:`.selfplay`), OpenSpiel's NFSP and
-PSRO (:mod:`.openspiel_baselines`)."""
+LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro")
+"""Self-play learners by name: sampled regret matching (:mod:`.sampled_regret`), MMD and tuned
+PPO (:mod:`.policy_gradient`), OpenSpiel's NFSP and PSRO (:mod:`.nfsp`, :mod:`.psro`)."""
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,9 @@ class Budget:
     learners: tuple[str, ...] = ()
     """Which self-play learners run (:data:`LEARNERS`)."""
     learner_share: Mapping[str, float] = field(default_factory=dict)
-    """Per learner, the share of ``learner_steps`` it trains for (1 when absent). OpenSpiel's
-    NFSP and PSRO make about a quarter as many decisions a second as MMD and PPO here (6
-    Goofspiel cards: 2,700 against 10,500); with half the decisions they still get about
-    twice the wall-clock, and the study fits its two hours."""
+    """Per learner, the share of ``learner_steps`` it trains for (1 when absent): learners
+    differ by orders of magnitude in decisions a second (docs/training.md), and the budget
+    gives each a comparable share of wall-clock."""
     seeds: int = 1
     """Seeds per self-play learner."""
     workers: int = 1
@@ -113,7 +112,8 @@ BUDGETS = {
         tournament_games=60,
         small=True,
         learner_steps=300_000,
-        learners=("mmd", "ppo-selfplay"),
+        learners=("regret", "mmd", "ppo-selfplay"),
+        learner_share={"regret": 500},
         name="small",
     ),
     "full": Budget(
@@ -127,32 +127,36 @@ BUDGETS = {
         small=False,
         learner_steps=250_000,
         learners=LEARNERS,
-        learner_share={"nfsp": 0.5, "psro": 0.5},
+        learner_share={"regret": 2000, "nfsp": 0.5, "psro": 0.5},
         seeds=3,
         workers=2,
         big_steps=1_000_000,
         name="full",
     ),
 }
-"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of MMD and tuned PPO;
-``full`` trains every learner with three seeds and plays five times more games: 62 minutes
-here (the issue allows two hours; docs/benchmark_full.md has its report)."""
+"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of sampled regret
+matching, MMD and tuned PPO; ``full`` trains every learner with three seeds and plays five times more games
+(docs/benchmark_full.md has its report and its time)."""
 
 
 def train_learner(
     method: str, game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool
 ):
     """Train learner ``method`` (one of :data:`LEARNERS`); the curve of
-    :class:`~hiddenhand.training.ppo.PPOPoint`, the agent saved in ``out``. Module-level, so
+    :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``. Module-level, so
     that a process pool can run it."""
+    if method == "regret":
+        from hiddenhand.training.sampled_regret import train_regret
+
+        return train_regret(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
     if method in ("mmd", "ppo-selfplay"):
         learner = "mmd" if method == "mmd" else "ppo"
         return train_selfplay(
             game, params, steps, out, learner=learner, seed=seed, eval_every=eval_every, progress=progress
         )
-    from hiddenhand.training import openspiel_baselines
+    from hiddenhand.training import nfsp, psro
 
-    trainer = getattr(openspiel_baselines, f"train_{method}")
+    trainer = {"nfsp": nfsp.train_nfsp, "psro": psro.train_psro}[method]
     return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
 
 
@@ -206,7 +210,7 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
         curve = train_cfr(
             rules, algorithm, iterations, max(1, iterations // budget.evaluations), path, seed=seed, progress=progress
         )
-        runs.append(Run(algorithm, seed, path, [(p.iteration, p.seconds, p.exploitability) for p in curve]))
+        runs.append(Run(algorithm, seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve]))
     path = out / "ppo"
     curve = train_ppo(
         game.name,

@@ -1,19 +1,13 @@
 """CFR through the OpenSpiel adapter: OpenSpiel's C++ solvers on the game's cached tree,
-with NashConv measured exactly (OpenSpiel's best response) as they run.
+with the exact exploitability (OpenSpiel's best response: NashConv divided by the number of
+players) measured as they run.
 
-A run writes into its output directory:
-
-- ``curve.csv``: iteration, solver seconds (evaluation excluded), NashConv and
-  exploitability (NashConv / number of players) at every evaluation, rewritten
-  atomically at each one, so an interrupted run leaves a consistent curve;
-- ``curve.png``: exploitability (NashConv / players, the benchmark's figure) against
-  iterations and against solver seconds, log scales, every measured point (:mod:`.plots`);
-- ``policy.npz``: the average policy as a :class:`~hiddenhand.agents.PolicyAgent`, which
-  ``hiddenhand play goofspiel --opponent DIR`` plays against;
-- ``run.json``: the game, its parameters, the algorithm and the final figures.
-
-Ctrl-C stops the run after the current iteration, writes the policy, then measures it
-(a second Ctrl-C skips that measure) and writes the rest, and raises
+The run's lifecycle is :class:`~hiddenhand.training.run.Run`'s, counted in iterations: it
+writes ``curve.csv`` and ``curve.png`` (exploitability against iterations, both on log
+scales) at every measure, then ``policy.npz`` (the average policy as a
+:class:`~hiddenhand.agents.PolicyAgent`, which ``hiddenhand play goofspiel --opponent DIR``
+plays against) and ``run.json``. Ctrl-C stops the run after the current iteration, saves
+the policy, then measures it (a second Ctrl-C skips that measure) and raises
 :class:`~hiddenhand.interrupt.Interrupted` carrying the curve.
 
 The whole tree is enumerated, so before building it the run estimates its size (Knuth's
@@ -23,32 +17,17 @@ configurations that do.
 
 from __future__ import annotations
 
-import csv
-import json
-import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pyspiel
-from tqdm.auto import tqdm
 
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import Rules
-from hiddenhand.files import atomic_write
-from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, to_tabular
-from hiddenhand.training import plots
+from hiddenhand.training.run import Point, Run
 
 ALGORITHMS = ("cfr", "cfr+", "mccfr-external", "mccfr-outcome")
-
-
-@dataclass(frozen=True)
-class CurvePoint:
-    iteration: int
-    seconds: float
-    nash_conv: float
-    exploitability: float
 
 
 class _Solver:
@@ -87,8 +66,10 @@ def train_cfr(
     out_dir: str | Path,
     seed: int = 0,
     progress: bool = True,
-) -> list[CurvePoint]:
-    """Run ``algorithm`` for ``iterations`` iterations on ``rules``' game; see the module docstring."""
+) -> list[Point]:
+    """Run ``algorithm`` for ``iterations`` iterations on ``rules``' game, measuring after
+    every ``eval_every`` of them and after the last; see the module docstring. Returns the
+    curve (``steps`` are iterations; NashConv is ``exploitability * rules.num_players``)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm={algorithm!r} is not allowed; choose one of: {', '.join(ALGORITHMS)}")
     if iterations < 1 or eval_every < 1:
@@ -98,51 +79,24 @@ def train_cfr(
     if rules.max_game_length == 0:
         raise ValueError(f"{rules!r} has no decision to learn")
     check_tree_size(rules)
-    out = Path(out_dir)
-    game = HiddenhandGame(rules)
-    tree = cached_tree(game)
+    tree = cached_tree(HiddenhandGame(rules))
     solver = _Solver(algorithm, tree, seed)
-    curve: list[CurvePoint] = []
-    seconds, done = 0.0, 0
+    run = Run(algorithm, rules, out_dir, total=iterations, unit="iteration", progress=progress)
 
-    def evaluate() -> None:
-        conv = pyspiel.nash_conv(tree, solver.policy())
-        curve.append(CurvePoint(done, seconds, conv, conv / rules.num_players))
-        _write_curve(out / "curve.csv", curve)
+    def measure() -> tuple[float, dict]:
+        return pyspiel.nash_conv(tree, solver.policy()) / rules.num_players, {}
 
-    interrupted = False
-    with tqdm(total=iterations, desc=f"{algorithm} on {rules.name}", disable=not progress, unit="it") as bar:
-        try:
-            while done < iterations:
-                start = time.perf_counter()
-                solver.step()
-                seconds += time.perf_counter() - start
-                done += 1
-                bar.update()
-                if done % eval_every == 0 or done == iterations:
-                    evaluate()
-                    bar.set_postfix(nash_conv=f"{curve[-1].nash_conv:.4g}")
-        except KeyboardInterrupt:
-            if done == 0:
-                raise
-            interrupted = True
-            bar.write(f"interrupted after {done} iterations: saving the policy, then measuring it (Ctrl-C skips that)")
-    with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
-        PolicyAgent.from_openspiel(tree, solver.solver.average_policy()).save(out)
-        if not curve or curve[-1].iteration != done:
-            _, skipped = ctrl_c.unless_interrupted(evaluate)
-            interrupted |= skipped
-        if curve:
-            plot_curves({algorithm: curve}, out / "curve.png", title=f"{algorithm} on {plots.describe(rules)}")
-        final = asdict(curve[-1]) if curve else None
-        with atomic_write(out / "run.json", "w") as handle:
-            record = {"game": rules.name, "params": rules.params, "algorithm": algorithm, "seed": seed}
-            json.dump({**record, "iterations": done, "interrupted": interrupted, "final": final}, handle, indent=2)
-        if interrupted:
-            raise Interrupted(
-                f"{algorithm} stopped by Ctrl-C after {done} of {iterations} iterations; results in {out}", curve
-            )
-    return curve
+    with run.training():
+        while run.steps < iterations:
+            solver.step()
+            run.advance(1)
+            if run.steps % eval_every == 0 and run.steps < iterations:
+                run.measure(measure)
+
+    def save() -> None:
+        PolicyAgent.from_openspiel(tree, solver.solver.average_policy()).save(run.out)
+
+    return run.finish(save, measure, {"algorithm": algorithm, "seed": seed})
 
 
 TREE_LIMIT = 1_000_000
@@ -187,29 +141,3 @@ def check_tree_size(rules: Rules, limit: float = TREE_LIMIT) -> None:
 
 def _options(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
-
-
-def _write_curve(path: Path, curve: list[CurvePoint]) -> None:
-    with atomic_write(path, "w") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["iteration", "seconds", "nash_conv", "exploitability"])
-        for p in curve:
-            writer.writerow([p.iteration, f"{p.seconds:.6f}", f"{p.nash_conv:.10g}", f"{p.exploitability:.10g}"])
-
-
-def curve_figure(curves: dict[str, list[CurvePoint]], title: str):
-    """Exploitability (NashConv / players, as the benchmark reports it) against iterations
-    (left) and solver seconds (right), log scales, each run's measured points."""
-    fig, (left, right) = plots.figure(2, title)
-    for ax, xlabel in ((left, "iterations"), (right, "solver seconds")):
-        plots.labels(ax, xlabel, plots.EXPLOITABILITY, xlog=True, ylog=True)
-    for name, curve in curves.items():
-        ys = [p.exploitability for p in curve]
-        plots.measured(left, [p.iteration for p in curve], ys, name)
-        plots.measured(right, [p.seconds for p in curve], ys, name)
-    return fig
-
-
-def plot_curves(curves: dict[str, list[CurvePoint]], path: Path, title: str) -> None:
-    """:func:`curve_figure`, written to ``path`` as PNG."""
-    plots.save(curve_figure(curves, title), path)

@@ -12,7 +12,9 @@ its update, a learner here writes its update and its settings and hands the rest
 2. ``with run.training(): while run.steps < total: ...`` trains, calling ``run.measure(f)``
    when :meth:`Run.due` says so (``f`` returns the exploitability, ``None`` where the game
    has no exact measure, and the mean return against each heuristic) and ``run.advance(n)``
-   after each update. A Ctrl-C inside the block ends the loop and is remembered;
+   after each update. A Ctrl-C inside the block ends the loop and is remembered. A learner
+   with more to say about each point than the curve holds (PSRO's population and mixture)
+   gives ``details``, measured with the point and recorded beside it in ``run.json``;
 3. ``run.finish(save, measure, record)`` saves the result and measures it once more unless
    the last measure is current, with Ctrl-C held (a second Ctrl-C skips only the measure),
    writes ``run.json`` and, after a Ctrl-C, raises
@@ -78,7 +80,8 @@ def exact_measure(declared, rules, agent) -> float | None:
 class Run:
     """The lifecycle of one training run; see the module docstring. ``learner`` names it in
     the bar, the plot's title and messages; ``unit`` is what ``steps`` count (``"decision"``
-    or ``"iteration"``)."""
+    or ``"iteration"``); ``details``, if given, is called off the clock after each measure
+    and its dict recorded with the point in ``run.json``."""
 
     def __init__(
         self,
@@ -88,8 +91,11 @@ class Run:
         total: int,
         unit: str = "decision",
         progress: bool = True,
+        details: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.learner, self.rules, self.total, self.unit, self.progress = learner, rules, total, unit, progress
+        self._details = details
+        self.details: list[dict[str, Any]] = []
         self.out = check_writable(out, "output directory", kind="dir")
         self.title = f"{learner} on {plots.describe(rules)}"
         self.curve: list[Point] = []
@@ -115,6 +121,7 @@ class Run:
         self._stop()
         exploitability, against = measure()
         self.curve.append(Point(self.steps, self._seconds, exploitability, dict(against)))
+        self.details.append(self._details() if self._details else {})
         write_curve(self.out, self.curve, self.title, self.unit)
         if self._bar is not None and exploitability is not None:
             self._bar.set_postfix(exploitability=f"{exploitability:.4g}")
@@ -158,10 +165,12 @@ class Run:
             info |= {"learner": self.learner, **record, "unit": self.unit, "steps": self.steps, "games": self.games}
             info |= {"seconds": self._seconds, "interrupted": self.interrupted}
             with atomic_write(self.out / "run.json", "w") as handle:
-                json.dump({**info, "curve": [asdict(p) for p in self.curve]}, handle, indent=2)
+                points = [asdict(p) | more for p, more in zip(self.curve, self.details)]
+                json.dump({**info, "curve": points}, handle, indent=2)
             if self.interrupted:
                 raise Interrupted(
-                    f"{self.learner} stopped by Ctrl-C after {self.steps} {self.unit}s; results in {self.out}",
+                    f"{self.learner} stopped by Ctrl-C after {self.steps} of {self.total} {self.unit}s; "
+                    f"results in {self.out}",
                     self.curve,
                 )
         return self.curve
@@ -188,15 +197,17 @@ def write_curve(out: Path, curve: list[Point], title: str, unit: str = "decision
 
 
 def curve_figure(curve: list[Point], title: str, unit: str = "decision"):
-    """A run's curve: exploitability (log scale) against steps (a linear axis, which keeps a
-    first measure at 0 steps), and the mean return against each heuristic where the run
-    measured it (a second panel only then)."""
+    """A run's curve: exploitability (log scale) against steps, and the mean return against
+    each heuristic where the run measured it (a second panel only then). Decisions are on a
+    linear axis, which keeps a learner's first measure, at 0 decisions, before training;
+    iterations (CFR's, measured after each ``eval_every``) on a log axis, where a solver's
+    power law is a straight line."""
     names = list(curve[0].against)
     fig, axes = plots.figure(2 if names else 1, title)
-    xlabel = plots.DECISIONS if unit == "decision" else "iterations"
+    xlabel, xlog = (plots.DECISIONS, False) if unit == "decision" else ("iterations", True)
     steps = [p.steps for p in curve]
     exact = [(p.steps, p.exploitability) for p in curve if p.exploitability is not None]
-    plots.labels(axes[0], xlabel, plots.EXPLOITABILITY, ylog=bool(exact))
+    plots.labels(axes[0], xlabel, plots.EXPLOITABILITY, xlog=xlog, ylog=bool(exact))
     if exact:
         plots.measured(axes[0], [x for x, _ in exact], [y for _, y in exact])
     else:
@@ -204,7 +215,7 @@ def curve_figure(curve: list[Point], title: str, unit: str = "decision"):
             0.5, 0.5, "no exact equilibrium for this game", ha="center", va="center", transform=axes[0].transAxes
         )
     if names:
-        plots.labels(axes[1], xlabel, "mean return against the heuristic")
+        plots.labels(axes[1], xlabel, "mean return against the heuristic", xlog=xlog)
         for n in names:
             plots.measured(axes[1], steps, [p.against[n] for p in curve], f"vs {n}")
     return fig

@@ -80,7 +80,7 @@ class RegretSettings:
     games: int = 8192
     """Games played at once (one compiled step serves them all)."""
     window: int = 0
-    """Env steps per collection (an iteration); 0: four times the longest game."""
+    """Env steps per collection (an iteration); 0: four times the longest game, at most 64."""
     least: int = 1
     """Estimates a row gathers (over as many collections as it takes) before it is updated:
     more make each update less noisy; the rows met rarely are then updated rarely."""
@@ -311,7 +311,7 @@ class SampledRegret:
         self.rng = np.random.default_rng(seed)
         self.obs, self.info = self.envs.reset(seed=int(self.rng.integers(2**63)))
         longest = max(1, self.rules.max_game_length)
-        self.window = settings.window or 4 * longest
+        self.window = settings.window or min(4 * longest, 64)
         shape = (longest + self.window, settings.games)
         # Per step and game (rows of steps, kept until the game ends): see _credit and _learn.
         self.steps = (
@@ -328,6 +328,7 @@ class SampledRegret:
         self.kept = 0  # steps carried from the last collection
         # Per game: its explorer, which of the explorer's decisions is the probe, how many it has made.
         self.probes = tuple(np.zeros(settings.games, dtype=np.int64) for _ in range(3))
+        self.typical: float | None = None
         self._restart(np.ones(settings.games, dtype=bool))
         self.index = Dict.empty(key_type=types.uint64, value_type=types.int64)
         self.size, self.capacity = 0, 0
@@ -336,8 +337,17 @@ class SampledRegret:
         self._grow(max(4 * settings.games, 1 << 14))
 
     def _restart(self, ended: np.ndarray) -> None:
-        seats, longest = self.rules.num_players, max(1, self.rules.max_game_length)
-        _restart(ended, self.probes, seats, -(-longest // seats), self.rng.random((len(ended), 2)))
+        """New explorers and probes for the games that ended. The probe is drawn uniformly
+        over the explorer's typical number of decisions (a running mean over finished games):
+        games whose longest possible length is far beyond their usual one (Spoof's 50
+        rounds) would otherwise seldom reach their probe."""
+        made = self.probes[2][ended]
+        if self.typical is None:
+            self.typical = max(1, self.rules.max_game_length) / self.rules.num_players
+        elif len(made):
+            self.typical += 0.05 * (made.mean() - self.typical)
+        spread = max(1, int(np.ceil(self.typical)))
+        _restart(ended, self.probes, self.rules.num_players, spread, self.rng.random((len(ended), 2)))
 
     def _grow(self, capacity: int) -> None:
         """Make room for ``capacity`` rows, keeping the rows there are."""
@@ -418,9 +428,11 @@ def train_regret(
     eval_every: int = 1_000_000,
     settings: RegretSettings | None = None,
     progress: bool = True,
+    seconds: float | None = None,
 ) -> list[Point]:
     """Train sampled regret matching on ``game`` with ``game_kwargs`` for ``steps`` decisions
-    (every seat's; whole collections, so a little more), measuring the exact exploitability
+    (every seat's; whole collections, so a little more) or, with ``seconds``, until that many
+    seconds of training have passed if that comes first, measuring the exact exploitability
     of the average policy every ``eval_every`` decisions where the game declares a measure
     that covers it. Writes ``curve.csv``, ``curve.png``, ``run.json`` and ``policy.npz`` (an
     agent: ``hiddenhand.agents.load_agent``) into ``out_dir``; returns the curve. Ctrl-C
@@ -429,6 +441,8 @@ def train_regret(
     declared = get(game)
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
+    if seconds is not None and not (isinstance(seconds, (int, float)) and 0 < seconds < float("inf")):
+        raise ValueError(f"seconds={seconds!r} is not allowed; allowed: a positive number of seconds, or None")
     s = settings or RegretSettings()
     learner = SampledRegret(declared.name, game_kwargs, s, seed)
     rules = learner.rules
@@ -438,7 +452,7 @@ def train_regret(
         return exact_measure(declared, rules, learner.agent()), {}
 
     with run.training():
-        while run.steps < steps:
+        while run.steps < steps and (seconds is None or run.seconds < seconds):
             if run.due(eval_every):
                 run.measure(measure)
             steps_played, games = learner.iterate()

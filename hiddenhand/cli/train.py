@@ -24,9 +24,10 @@ PPO = (
 SELFPLAY = (
     "Train one network that plays every seat against its current self, by tuned PPO or by magnetic mirror "
     "descent (MMD: PPO's update plus a pull towards a magnet policy), with the settings of Rudolph et al. (ICLR "
-    "2026) adapted per game (see hiddenhand.training.selfplay). Every EVAL_EVERY decisions it measures the exact "
-    "exploitability where the game declares a measure that covers the agent: use --observation markov "
-    "(Goofspiel, Spoof, Bid Spoof) so that it does beyond tiny sizes. Writes curve.csv, curve.png, run.json and "
+    "2026) adapted per game (see hiddenhand.training.policy_gradient), games played many at a time in the game's "
+    "batched env. Every EVAL_EVERY decisions it measures the exact exploitability where the game declares a "
+    "measure that covers the agent: use --observation markov (Goofspiel, Spoof, Bid Spoof) so that it does beyond "
+    "tiny sizes. Writes curve.csv, curve.png, run.json and "
     "the model (an agent for play, tournaments and exploitability) into OUT. Ctrl-C saves the model, then "
     "measures it"
 )
@@ -140,6 +141,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             help="games played at once; each collection is one update, so fewer games update more often but each "
             "update is noisier (default 8192)",
         )
+        p.add_argument(
+            "--seconds",
+            type=count(1),
+            help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
+        )
         p.add_argument("--out", required=True, help="output directory (created if missing)")
         p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
         p.set_defaults(run=run_regret)
@@ -186,13 +192,14 @@ def run_cfr(args: argparse.Namespace) -> int:
 
 def format_cfr(algorithm: str, rules, last, out: str) -> str:
     return (
-        f"{algorithm} on {rules!r}: {last.iteration} iterations, {last.seconds:.2f} s of solving, "
-        f"NashConv {last.nash_conv:.6g} (exploitability {last.exploitability:.6g}); results in {out}"
+        f"{algorithm} on {rules!r}: {last.steps} iterations, {last.seconds:.2f} s of solving, "
+        f"NashConv {last.exploitability * rules.num_players:.6g} (exploitability {last.exploitability:.6g}); "
+        f"results in {out}"
     )
 
 
 def run_ppo(args: argparse.Namespace) -> int:
-    from hiddenhand.training.ppo import train_ppo
+    from hiddenhand.training.ppo_pool import train_ppo
 
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
@@ -221,7 +228,7 @@ def format_ppo(rules, last, out: str) -> str:
 
 
 def run_selfplay(args: argparse.Namespace) -> int:
-    from hiddenhand.training.selfplay import train_selfplay
+    from hiddenhand.training.policy_gradient import train_selfplay
 
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
@@ -250,7 +257,14 @@ def run_regret(args: argparse.Namespace) -> int:
     check_output(args.out, "--out", "dir")
     settings = RegretSettings(games=args.games)
     curve = train_regret(
-        args.game, rules.params, args.steps, args.out, seed=args.seed, eval_every=args.eval_every, settings=settings
+        args.game,
+        rules.params,
+        args.steps,
+        args.out,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        settings=settings,
+        seconds=args.seconds,
     )
     print(format_learned("Sampled regret matching", rules, curve[-1], args.out))
     return 0

@@ -27,41 +27,41 @@ Why not ``stable_baselines3``'s ``learn()``: it trains one agent in a single-age
 other seats' moves are the env's and never become samples. We keep sb3-contrib's
 ``MaskablePPO`` *policy* (its network, masked distribution and file format, so the result
 loads as a :class:`~hiddenhand.agents.PPOAgent` and plays everywhere an agent does) and write
-only what sb3 cannot do for us: the rollout of whole games over the rules engine, every
-seat by the same network, and the loss with the magnet term. Rewards arrive at the end of
-a game, so each player's advantage is GAE over that player's own decisions with gamma 1
-(the games are finite; the equilibrium is of the undiscounted game).
+only what sb3 cannot do for us: the collection of games, every seat by the same network,
+and the loss with the magnet term.
 
-Exploitability is measured exactly (the game's declared measure: positions for Markov
+The games are played ``games`` at a time in the game's batched env (:mod:`hiddenhand.vector`:
+one compiled step and one forward pass serve them all), ``batch / games`` steps per update.
+Each player's advantage is GAE with gamma 1 over that player's own decisions in its game
+(the games are finite; the equilibrium is of the undiscounted game), and its reward between
+two of its decisions is what the game settled in between (``info["banked"]``: in Goofspiel
+the points of the rounds, so a decision is credited with the points still to come, not with
+the ones already won). Decisions of games still under way when an update's steps are done
+wait for their game's end and join the next update.
+
+The run (clock, curve, record, Ctrl-C) is :class:`~hiddenhand.training.run.Run`'s: the
+exploitability is measured exactly (the game's declared measure: positions for Markov
 Goofspiel agents, whole-game best responses for Spoof and two-player Bid Spoof) every
-``eval_every`` decisions; the clock excludes those measurements. Writes ``curve.csv``,
-``curve.png``, ``run.json`` and the model (``PPOAgent.load(out_dir)``). Ctrl-C saves the
-model, measures it (a second Ctrl-C skips that) and raises
-:class:`~hiddenhand.interrupt.Interrupted`.
+``eval_every`` decisions, off the training clock. Writes ``curve.csv``, ``curve.png``,
+``run.json`` and the model (``PPOAgent.load(out_dir)``).
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
-from hiddenhand.files import atomic_write
-from hiddenhand.interrupt import Interrupted, held_ctrl_c
-from hiddenhand.pettingzoo_env import env_factories
 from hiddenhand.registry import get
-from hiddenhand.training.plots import describe
-from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
+from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
+from hiddenhand.vector import MAX_ENVS, vector_env
 
 LEARNERS = ("ppo", "mmd")
 
@@ -76,9 +76,9 @@ class Settings:
     """Decay ``ent_coef`` linearly to 0 with the learning rate: the entropy-regularised fixed
     point (a quantal response equilibrium) moves towards the equilibrium as training ends."""
     games: int = 64
-    """Games played in lockstep (one forward pass serves them all)."""
+    """Games played at once in the batched env (one step and one forward pass serve them all)."""
     batch: int = 2048
-    """Decisions per update (whole games: the last ones are finished, so a little more)."""
+    """Decisions played per update, in whole steps of every game (``batch / games`` steps)."""
     epochs: int = 8
     minibatches: int = 1
     clip: float = 0.025
@@ -164,92 +164,84 @@ class _Batch:
     returns: np.ndarray
 
 
-class _Rollout:
-    """``games`` PettingZoo AEC envs of ``game`` (the public face, PettingZoo's conventions)
-    in lockstep, every seat played by ``policy``; see :meth:`collect`. Each game's record is
-    kept per agent: (observation, mask, action, log-probability, value) of each of that
-    agent's decisions, and its return summed from the env's rewards."""
+class _Collector:
+    """``games`` games of ``game`` in its batched env, every seat played by the policy; see
+    :meth:`collect`. Steps whose game has not ended yet are kept for the next collection."""
 
-    def __init__(self, game: str, params: dict, games: int, rng: np.random.Generator) -> None:
-        env_factory = env_factories(get(game).env)[0]
-        self.rng = rng
-        self.envs = [env_factory(**params) for _ in range(games)]
-        self.records: list[dict[str, list[tuple]]] = [{} for _ in range(games)]
-        self.returns: list[dict[str, float]] = [{} for _ in range(games)]
-        for i in range(games):
-            self._reset(i)
+    COLUMNS = ("obs", "masks", "actions", "logp", "values", "players", "banked", "ended", "rewards")
 
-    def _reset(self, i: int) -> None:
-        env = self.envs[i]
-        env.reset(seed=int(self.rng.integers(2**63)))
-        self.records[i] = {agent: [] for agent in env.agents}
-        self.returns[i] = dict.fromkeys(env.agents, 0.0)
+    def __init__(self, game: str, params: dict, games: int, steps: int, seed: int) -> None:
+        self.envs = vector_env(game, games, **params)
+        self.obs, self.info = self.envs.reset(seed=seed)
+        self.steps = steps
+        self.kept: dict[str, np.ndarray] = {}
 
-    def _to_move(self, i: int) -> dict | None:
-        """The observation of the agent to move in game ``i``, stepping past the agents whose
-        game is over (PettingZoo's ``step(None)``); ``None`` once every agent is done."""
-        env = self.envs[i]
-        while env.agents:
-            observation, _, terminated, truncated, _ = env.last()
-            if not (terminated or truncated):
-                return observation
-            env.step(None)
-        return None
-
-    def collect(self, policy, batch: int, gae_lambda: float, scale: float) -> tuple[_Batch, int]:
-        """At least ``batch`` decisions from whole games (the games under way when the
-        count is reached are played to their end), with each agent's GAE advantages of
-        its return times ``scale``. Returns the batch and the number of games finished."""
+    def collect(self, policy, gae_lambda: float, scale: float) -> tuple[_Batch, int, int]:
+        """``steps`` steps of every game, then GAE (see the module docstring) of the decisions
+        whose game ended. Returns the batch, the decisions played and the games finished."""
         import torch
 
-        rows: list[tuple] = []
-        advantages: list[float] = []
-        returns: list[float] = []
-        finished, decisions = 0, 0
-        live = list(range(len(self.envs)))
-        while live:
-            shown = [self._to_move(i) for i in live]
-            obs = np.stack([o["observation"] for o in shown])
-            masks = np.stack([o["action_mask"] for o in shown]).astype(bool)
+        fresh: dict[str, list] = {name: [] for name in self.COLUMNS}
+        obs, info = self.obs, self.info
+        rows = np.arange(self.envs.num_envs)
+        for _ in range(self.steps):
             with torch.no_grad():
-                actions, values, logp = policy(torch.as_tensor(obs), action_masks=masks)
-            actions, values, logp = actions.numpy(), values.numpy().ravel(), logp.numpy()
-            decisions += len(live)
-            still = []
-            for k, i in enumerate(live):
-                env = self.envs[i]
-                self.records[i][env.agent_selection].append((obs[k], masks[k], actions[k], logp[k], values[k]))
-                env.step(int(actions[k]))
-                for agent, reward in env.rewards.items():
-                    self.returns[i][agent] += reward
-                if self._to_move(i) is not None:
-                    still.append(i)
-                    continue
-                finished += 1
-                for agent, record in self.records[i].items():
-                    rows += record
-                    gains, targets = _gae([r[4] for r in record], scale * self.returns[i][agent], gae_lambda)
-                    advantages += gains
-                    returns += targets
-                self._reset(i)
-                if decisions < batch:
-                    still.append(i)
-            live = still
-        obs, masks, actions, logp, values = (np.array(column) for column in zip(*rows))
-        return _Batch(obs, masks, actions, logp, values, np.array(advantages), np.array(returns)), finished
+                actions, values, logp = policy(torch.from_numpy(obs["observation"]), action_masks=obs["action_mask"])
+            actions = actions.numpy()
+            fresh["obs"].append(obs["observation"])
+            fresh["masks"].append(obs["action_mask"].astype(bool))
+            fresh["actions"].append(actions)
+            fresh["logp"].append(logp.numpy())
+            fresh["values"].append(values.numpy().ravel())
+            fresh["players"].append(info["player"])
+            fresh["banked"].append(info["banked"][rows, info["player"]] * scale)
+            obs, rewards, terminated, truncated, info = self.envs.step(actions)
+            fresh["ended"].append(terminated | truncated)
+            fresh["rewards"].append(rewards * scale)
+        self.obs, self.info = obs, info
+        arrays = {name: np.stack(column) for name, column in fresh.items()}
+        arrays["pending"] = np.ones(arrays["actions"].shape, dtype=bool)
+        games = int(arrays["ended"].sum())
+        if self.kept:
+            arrays = {name: np.concatenate([self.kept[name], array]) for name, array in arrays.items()}
+        advantages, done = gae(arrays, gae_lambda)
+        use = done & arrays["pending"]
+        arrays["pending"] &= ~done
+        waiting = np.flatnonzero(arrays["pending"].any(axis=1))
+        self.kept = {name: array[waiting[0] if len(waiting) else len(array) :] for name, array in arrays.items()}
+        batch = _Batch(
+            arrays["obs"][use], arrays["masks"][use], arrays["actions"][use], arrays["logp"][use],
+            arrays["values"][use], advantages[use], advantages[use] + arrays["values"][use],
+        )  # fmt: skip
+        return batch, self.steps * self.envs.num_envs, games
 
 
-def _gae(values: list[float], reward: float, lam: float) -> tuple[list[float], list[float]]:
-    """GAE (gamma 1) of one player's decisions in one game, paid ``reward`` at the end:
-    ``delta_t = v[t+1] - v[t]``, the last ``reward - v[-1]``. Returns advantages and the
-    value targets (advantage + value)."""
-    nxt, running = reward, 0.0
-    gains = [0.0] * len(values)
-    for t in range(len(values) - 1, -1, -1):
-        running = (nxt - values[t]) + lam * running
-        gains[t] = running
-        nxt = values[t]
-    return gains, [g + v for g, v in zip(gains, values)]
+def gae(arrays: dict[str, np.ndarray], lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE (gamma 1) of every decision over its player's own decisions in its game, backwards
+    in time over ``(steps, games)`` arrays, all games at once: the reward between a player's
+    decision and its next one is what the game banked for it in between (the return, minus
+    what was banked, after its last). Returns the advantages and which decisions belong to a
+    game that ended within the arrays (the others cannot be credited yet)."""
+    players, values, banked, ended, rewards = (arrays[n] for n in ("players", "values", "banked", "ended", "rewards"))
+    steps, n = players.shape
+    rows = np.arange(n)
+    following = np.zeros(rewards.shape[1:])  # per game and player: the value at its next decision (0 after its last)
+    settled = np.zeros(rewards.shape[1:])  # and what was banked there (the return after its last)
+    running = np.zeros(rewards.shape[1:])
+    ends_later = np.zeros(n, dtype=bool)
+    advantages = np.empty((steps, n))
+    done = np.empty((steps, n), dtype=bool)
+    for t in range(steps - 1, -1, -1):
+        end = ended[t]
+        following[end], settled[end], running[end] = 0.0, rewards[t][end], 0.0
+        ends_later |= end
+        seat = players[t]
+        delta = settled[rows, seat] - banked[t] + following[rows, seat] - values[t]
+        running[rows, seat] = delta + lam * running[rows, seat]
+        advantages[t] = running[rows, seat]
+        following[rows, seat], settled[rows, seat] = values[t], banked[t]
+        done[t] = ends_later
+    return advantages, done
 
 
 def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.random.Generator, left: float) -> None:
@@ -304,11 +296,11 @@ def train_selfplay(
     eval_every: int = 20_000,
     settings: Settings | None = None,
     progress: bool = True,
-) -> list[PPOPoint]:
+) -> list[Point]:
     """Train ``learner`` (``"ppo"`` or ``"mmd"``) by self-play for ``steps`` decisions (every
-    seat's; the last update's games are played to their end, so a little more) on ``game``
-    with ``game_kwargs``, measuring the exact exploitability every ``eval_every`` decisions
-    where the game declares a measure that covers the agent (a Markov observation,
+    seat's, in whole collections of ``batch``) on ``game`` with ``game_kwargs`` (a game with
+    a batched env), measuring the exact exploitability every ``eval_every`` decisions where
+    the game declares a measure that covers the agent (a Markov observation,
     ``observation="markov"``, is what makes it exact beyond tiny sizes). ``settings``
     default to :func:`settings_for`. Saves the model to ``out_dir`` and returns the curve;
     see the module docstring."""
@@ -319,9 +311,11 @@ def train_selfplay(
     declared = get(game)
     game = declared.name
     learner = check_choice("learner", learner, LEARNERS)
-    steps = check_int("steps", steps, 1, 10**10)
-    eval_every = check_int("eval_every", eval_every, 1, 10**10)
+    steps = check_int("steps", steps, 1, 10**12)
+    eval_every = check_int("eval_every", eval_every, 1, 10**12)
     s = settings or settings_for(learner, game)
+    games = check_int("games", s.games, 1, MAX_ENVS)
+    rounds = max(1, -(-check_int("batch", s.batch, 1, 10**9) // games))
     rules = declared.rules(**game_kwargs)
     params = rules.params
     torch.manual_seed(seed)
@@ -332,56 +326,30 @@ def train_selfplay(
     optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
     magnet = copy.deepcopy(policy)
     rng = np.random.default_rng(seed)
-    rollout = _Rollout(game, game_kwargs, s.games, rng)
+    collector = _Collector(game, params, games, rounds, seed)
     scale = 1.0 if s.normalize_advantages else 1.0 / max(abs(u) for u in rules.utility_range)
-    out = Path(out_dir)
-    curve: list[PPOPoint] = []
-    clock = {"seconds": 0.0, "since": time.perf_counter()}
-    done = {"steps": 0, "games": 0, "next_eval": 0}
+    run = Run(f"self-play {learner.upper()}", rules, out_dir, total=steps, progress=progress)
 
-    def evaluate() -> None:
-        clock["seconds"] += time.perf_counter() - clock["since"]
-        agent = PPOAgent(model, game, params, seed=seed)
-        curve.append(PPOPoint(done["steps"], clock["seconds"], exact_measure(declared, rules, agent), {}))
-        write_curve(out, curve, f"self-play {learner.upper()} on {describe(rules)}")
-        clock["since"] = time.perf_counter()
+    def measure() -> tuple[float | None, dict]:
+        return exact_measure(declared, rules, PPOAgent(model, game, params, seed=seed)), {}
 
-    interrupted = False
-    with tqdm(total=steps, desc=f"{learner.upper()} on {rules.name}", disable=not progress, unit="step") as bar:
-        try:
-            update = 0
-            while done["steps"] < steps:
-                left = 1 - done["steps"] / steps
-                if done["steps"] >= done["next_eval"]:
-                    evaluate()
-                    done["next_eval"] += eval_every
-                    bar.set_postfix(exploitability=curve[-1].exploitability)
-                if s.anneal_lr:
-                    for group in optimizer.param_groups:
-                        group["lr"] = s.learning_rate * left
-                if s.kl_coef and update % s.magnet_every == 0:
-                    magnet.load_state_dict(policy.state_dict())
-                batch, games = rollout.collect(policy, s.batch, s.gae_lambda, scale)
-                _update(policy, magnet, optimizer, batch, s, rng, left)
-                update += 1
-                done["steps"] += len(batch.actions)
-                done["games"] += games
-                bar.update(len(batch.actions))
-        except KeyboardInterrupt:
-            interrupted = True
-            bar.write("interrupted: saving the model, then measuring it (Ctrl-C skips that)")
-    with held_ctrl_c() as ctrl_c:  # a Ctrl-C from here on skips the final measure only
-        PPOAgent(model, game, params).save(out)
-        if not curve or curve[-1].steps != done["steps"]:
-            _, skipped = ctrl_c.unless_interrupted(evaluate)
-            interrupted |= skipped
-        with atomic_write(out / "run.json", "w") as handle:
-            record = {"game": game, "params": params, "learner": learner, "settings": asdict(s), "seed": seed}
-            record |= {"steps": done["steps"], "games": done["games"], "interrupted": interrupted}
-            json.dump({**record, "curve": [asdict(p) for p in curve]}, handle, indent=2)
-        if interrupted:
-            raise Interrupted(f"{learner} stopped by Ctrl-C after {done['steps']} steps; results in {out}", curve)
-    return curve
+    with run.training():
+        update = 0
+        while run.steps < steps:
+            left = 1 - run.steps / steps
+            if run.due(eval_every):
+                run.measure(measure)
+            if s.anneal_lr:
+                for group in optimizer.param_groups:
+                    group["lr"] = s.learning_rate * left
+            if s.kl_coef and update % s.magnet_every == 0:
+                magnet.load_state_dict(policy.state_dict())
+            batch, played, finished = collector.collect(policy, s.gae_lambda, scale)
+            _update(policy, magnet, optimizer, batch, s, rng, left)
+            update += 1
+            run.advance(played, finished)
+    record = {"settings": asdict(s), "seed": seed}
+    return run.finish(lambda: PPOAgent(model, game, params).save(run.out), measure, record)
 
 
 __all__ = ["LEARNERS", "OURS", "ROUNDS", "SETTINGS", "STUDY", "Settings", "settings_for", "train_selfplay"]

@@ -1,5 +1,6 @@
-"""Self-play PPO and MMD (hiddenhand.training.selfplay): the rollout credits every seat, the
-advantages are GAE by hand, runs reproduce and reload, and a seeded run learns."""
+"""Self-play PPO and MMD (hiddenhand.training.policy_gradient): the collection over the batched
+env credits every seat, the advantages are GAE by hand, runs reproduce and reload, and a
+seeded run learns."""
 
 from dataclasses import replace
 
@@ -8,21 +9,47 @@ import pytest
 
 import hiddenhand
 from hiddenhand.agents import PPOAgent
-from hiddenhand.training.selfplay import _gae, _Rollout, settings_for, train_selfplay
+from hiddenhand.training.policy_gradient import _Collector, gae, settings_for, train_selfplay
 
 TINY = dict(games=8, batch=256, epochs=2)
 
 
+def _arrays(players, values, banked, ended, rewards):
+    players = np.array(players)[:, None]
+    return {
+        "players": players,
+        "values": np.array(values, dtype=float)[:, None],
+        "banked": np.array(banked, dtype=float)[:, None],
+        "ended": np.array(ended)[:, None],
+        "rewards": np.array(rewards, dtype=float)[:, None, :],
+    }
+
+
 def test_gae_by_hand():
-    """Gamma 1: lambda 1 gives the return minus the value, lambda 0 the one-step difference."""
-    values = [0.5, -1.0, 2.0]
-    gains, targets = _gae(values, 3.0, 1.0)
-    assert gains == pytest.approx([2.5, 4.0, 1.0])
-    assert targets == pytest.approx([3.0, 3.0, 3.0])
-    gains, _ = _gae(values, 3.0, 0.0)
-    assert gains == pytest.approx([-1.5, 3.0, 1.0])
-    gains, _ = _gae(values, 3.0, 0.5)  # delta = (-1.5, 3, 1): 1; 3 + 0.5; -1.5 + 0.5 * 3.5
-    assert gains == pytest.approx([0.25, 3.5, 1.0])
+    """Gamma 1, one game of two players: player 0 decides at steps 0 and 2, player 1 at 1 and 3,
+    the game ends at step 3 paying (+3, -3); player 0 had banked 1 point by step 2 (player 1,
+    -1 by step 3). Lambda 1 gives each decision the return still to come minus its value,
+    lambda 0 the one-step difference over its player's own next decision."""
+    arrays = _arrays(
+        [0, 1, 0, 1],
+        [0.5, 0.2, -1.0, 2.0],
+        [0.0, 0.0, 1.0, -1.0],
+        [False, False, False, True],
+        [[0, 0]] * 3 + [[3, -3]],
+    )
+    gains, done = gae(arrays, 1.0)
+    # to come: player 0 at step 0: 3, at step 2: 3 - 1 = 2; player 1 at step 1: -3, at step 3: -3 + 1 = -2.
+    assert gains[:, 0] == pytest.approx([3 - 0.5, -3 - 0.2, 2 + 1.0, -2 - 2.0])
+    assert done.all()
+    gains, _ = gae(arrays, 0.0)
+    # step 0: banked 1 by player 0's next decision, whose value is -1; step 1: -1 banked, next value 2.
+    assert gains[:, 0] == pytest.approx([1 - 1.0 - 0.5, -1 + 2.0 - 0.2, 2 + 1.0, -2 - 2.0])
+
+
+def test_gae_leaves_unfinished_games_for_later():
+    arrays = _arrays([0, 1, 0], [0.0] * 3, [0.0] * 3, [False, True, False], [[0, 0], [1, -1], [0, 0]])
+    _, done = gae(arrays, 0.9)
+    assert done[:, 0].tolist() == [True, True, False]
 
 
 @pytest.mark.parametrize(
@@ -33,10 +60,12 @@ def test_gae_by_hand():
         ("bid_spoof", {"num_players": 2, "coins": 2, "observation": "markov"}),
     ],
 )
-def test_every_seat_is_a_sample_credited_with_its_own_return(game, params):
-    """With lambda 1 each decision's target is the final return of the player who made it:
-    in these two-player zero-sum games the targets of the two seats' decisions in one game
-    are opposite, and both seats appear in every game."""
+def test_every_seat_is_a_sample_credited_with_what_is_still_to_come(game, params):
+    """With lambda 1 each decision's target is what is still to come to the player who made
+    it: in these two-player zero-sum games both seats are credited, with opposite targets
+    for each outcome; in Goofspiel a decision's target is the points of its round and the
+    later ones (at most the prizes left), and no decision waits twice: over collections every
+    decision played is in exactly one batch or still waiting."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -45,16 +74,23 @@ def test_every_seat_is_a_sample_credited_with_its_own_return(game, params):
 
     torch.manual_seed(0)
     model = MaskablePPO("MlpPolicy", SingleAgentEnv(game, RandomAgent(), **params), seed=0, device="cpu")
-    rollout = _Rollout(game, params, games=4, rng=np.random.default_rng(0))
-    batch, finished = rollout.collect(model.policy, batch=200, gae_lambda=1.0, scale=1.0)
-    assert len(batch.actions) >= 200 and finished >= 4
-    assert batch.masks[np.arange(len(batch.actions)), batch.actions].all()  # only legal moves
-    assert np.allclose(batch.advantages + batch.values, batch.returns)
-    # Both seats are credited: the returns take both signs of each outcome.
-    outcomes = set(np.round(batch.returns, 4))
+    collector = _Collector(game, params, games=16, steps=7, seed=0)
+    used, played = 0, 0
+    outcomes = set()
+    for _ in range(6):
+        batch, n, finished = collector.collect(model.policy, gae_lambda=1.0, scale=1.0)
+        played += n
+        used += len(batch.actions)
+        assert batch.masks[np.arange(len(batch.actions)), batch.actions].all()  # only legal moves
+        assert np.allclose(batch.advantages + batch.values, batch.returns)
+        outcomes |= set(np.round(batch.returns, 4))
+        if game == "goofspiel":  # Markov layout: prize, hand, other hand, prizes to come (4 each)
+            values = np.arange(1, 5)
+            at_stake = batch.obs[:, :4] @ values + batch.obs[:, 12:16] @ values
+            assert (np.abs(batch.returns) <= at_stake + 1e-9).all()  # never the points already won
+    waiting = int(collector.kept["pending"].sum()) if collector.kept else 0
+    assert used + waiting == played
     assert all(-r in outcomes for r in outcomes) and len(outcomes) > 1
-    if game == "goofspiel":  # four decisions a seat in every game: the targets cancel game by game
-        assert batch.returns.sum() == pytest.approx(0.0, abs=1e-3)
 
 
 def test_a_run_reproduces_saves_and_reloads(tmp_path):

@@ -1,0 +1,107 @@
+"""The training-run lifecycle every trainer shares (hiddenhand.training.run): the clock that
+leaves measures out, the measuring cadence, the curve and run record on disk, and Ctrl-C
+(in the training block, and again during the save)."""
+
+import csv
+import json
+import os
+import signal
+from types import SimpleNamespace
+
+import pytest
+
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.interrupt import Interrupted
+from hiddenhand.training import run as run_module
+from hiddenhand.training.run import Point, Run
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A fake ``time.perf_counter`` for the run: ``clock.now`` moves only when a test moves it."""
+    fake = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(run_module, "time", SimpleNamespace(perf_counter=lambda: fake.now))
+    return fake
+
+
+def train(run, clock, total, every, step=1, interrupt_at=None, seconds_per_measure=100.0):
+    """The loop a trainer writes: a measure when due (which takes ``seconds_per_measure``),
+    then ``step`` decisions taking a second each; a KeyboardInterrupt at ``interrupt_at``."""
+    calls = []
+
+    def measure():
+        clock.now += seconds_per_measure
+        calls.append(run.steps)
+        return 1.0 / (1 + run.steps), {"random": run.steps / 10}
+
+    with run.training():
+        while run.steps < total:
+            if run.due(every):
+                run.measure(measure)
+            if run.steps == interrupt_at:
+                raise KeyboardInterrupt
+            clock.now += step
+            run.advance(step, games=1)
+    return measure, calls
+
+
+def test_the_clock_leaves_the_measures_out_and_the_files_hold_the_curve(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10, details=lambda: {"k": len(run.curve)})
+    measure, calls = train(run, clock, total=10, every=4)
+    saved = []
+    curve = run.finish(lambda: saved.append(run.steps), measure, {"seed": 7})
+    assert calls == [0, 4, 8, 10] and saved == [10]  # the last measure after the save
+    assert curve == [Point(s, float(s), 1.0 / (1 + s), {"random": s / 10}) for s in (0, 4, 8, 10)]
+    with open(tmp_path / "curve.csv") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["steps", "seconds", "exploitability", "vs_random"]
+    assert rows[-1] == ["10", "10.000", "0.0909091", "1.0000"]
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["game"] == "goofspiel" and record["learner"] == "test learner" and record["seed"] == 7
+    assert (record["steps"], record["games"], record["seconds"], record["interrupted"]) == (10, 10, 10.0, False)
+    assert [(p["steps"], p["seconds"], p["k"]) for p in record["curve"]] == [
+        (0, 0.0, 1),
+        (4, 4.0, 2),
+        (8, 8.0, 3),
+        (10, 10.0, 4),
+    ]
+
+
+def test_a_measure_is_due_at_the_start_then_once_per_multiple_of_every(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=12)
+    _, calls = train(run, clock, total=12, every=4, step=3)
+    assert calls == [0, 6, 9]  # 3 steps at a time: the first count at or past 4, 8 (12 is the final's)
+    run.finish(lambda: None, None, {})  # no final measure asked for
+    assert [p.steps for p in run.curve] == [0, 6, 9]
+
+
+def test_ctrl_c_in_training_saves_measures_and_raises_with_the_curve(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    measure, calls = train(run, clock, total=10, every=4, interrupt_at=5)
+    saved = []
+    with pytest.raises(Interrupted, match="test learner stopped by Ctrl-C after 5 of 10 decisions") as info:
+        run.finish(lambda: saved.append(run.steps), measure, {})
+    assert saved == [5] and calls == [0, 4, 5]  # saved, then measured where it stopped
+    assert info.value.result is run.curve and [p.steps for p in run.curve] == [0, 4, 5]
+    assert json.loads((tmp_path / "run.json").read_text())["interrupted"] is True
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_during_the_save_is_held_and_skips_only_the_final_measure(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    measure, calls = train(run, clock, total=10, every=4)
+    written = []
+
+    def save():
+        os.kill(os.getpid(), signal.SIGINT)  # held: the save goes on
+        written.append("whole")
+
+    with pytest.raises(Interrupted, match="after 10 of 10 decisions"):
+        run.finish(save, measure, {})
+    assert written == ["whole"] and calls == [0, 4, 8]  # the final measure, at 10, skipped
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert (
+        record["interrupted"] is True and record["steps"] == 10 and [p["steps"] for p in record["curve"]] == [0, 4, 8]
+    )
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
