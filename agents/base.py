@@ -26,7 +26,7 @@ class Agent(abc.ABC):
     depend on beyond the current position (the hands, the prizes, the table; in Spoof and
     Bid Spoof the round-state and the present round): the points won so far, and the past
     rounds. An agent that reads neither is *Markov*. Exact best-response computations
-    (:mod:`hiddenhand.solvers.gops_best_response`, the whole-game measures of Spoof and Bid
+    (:mod:`hiddenhand.solvers.goofspiel.histories`, the whole-game measures of Spoof and Bid
     Spoof) merge states that differ only in what the agent ignores, so a false declaration
     gives a wrong answer; the defaults are safe. Instances may set them (a PPO agent trained
     on a Markov observation does).

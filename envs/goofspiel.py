@@ -74,7 +74,7 @@ class MarkovLayout(Layout):
     scoring, what is still to be won depends on the hands, the prizes left and the prize on
     the table only, so an agent that sees this vector is Markov by construction, and its
     exploitability is computed exactly over positions
-    (:mod:`hiddenhand.solvers.gops_best_response`). Seats are relative to the observer;
+    (:mod:`hiddenhand.solvers.goofspiel.histories`). Seats are relative to the observer;
     ``others`` are the hands the other seats held when the round began (a bid made this
     round stays hidden)."""
 

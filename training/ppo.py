@@ -10,7 +10,7 @@ row is written to ``curve.csv`` (and ``curve.png`` redrawn):
 
 - exploitability against the exact equilibrium where we have one: two-player Goofspiel
   (random prizes, bids shown, point difference) by the exact dynamic programme
-  (:mod:`hiddenhand.solvers.gops_best_response`); one round of two-player Spoof or Bid
+  (:mod:`hiddenhand.solvers.goofspiel.histories`); one round of two-player Spoof or Bid
   Spoof (``objective="round"``) by OpenSpiel's exact best response through the adapter
   (NashConv / 2). Elsewhere the column is empty;
 - the mean return against each heuristic, over ``eval_games`` games with seats rotated.

@@ -18,7 +18,7 @@ Under win/loss scoring the responder's value depends on the score, whatever the 
 reads, so the score difference is always part of the key and only the final sign counts.
 
 It asks the agent one observation at a time. For agents that read neither the score nor
-the history, :mod:`hiddenhand.solvers.gops_markov` gathers every position's policy in
+the history, :mod:`~hiddenhand.solvers.goofspiel.positions` gathers every position's policy in
 batches and runs the induction compiled, hundreds of times faster; this programme stays as
 the method for the others and as the reference the tests hold that one to.
 """

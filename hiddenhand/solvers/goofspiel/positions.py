@@ -20,7 +20,7 @@ game):
 A level holds ``C(n, k)^3`` positions (hand, other hand, prizes), each with ``k``
 upcards: about 3 million policy queries at 8 cards and 190 million at 10, against the
 billions of histories that the reference dynamic programme
-(:mod:`hiddenhand.solvers.gops_best_response`) or OpenSpiel's tree walk would visit.
+(:mod:`~hiddenhand.solvers.goofspiel.histories`) or OpenSpiel's tree walk would visit.
 Memory is the level's policies, ``C(n, k)^3 * k * k`` float64 per seat: 3.2 GB at 10
 cards, which is why 10 cards is the documented limit.
 
@@ -31,7 +31,6 @@ Card sets are bitmasks (bit ``c - 1`` for card ``c``); the sets of size k are nu
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 
 import numpy as np
@@ -40,6 +39,8 @@ from tqdm.auto import tqdm
 
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.exploitability import Exploitability, NotMeasurable
+from hiddenhand.solvers.goofspiel.coverage import unsolved
+from hiddenhand.solvers.goofspiel.patterns import Sets
 
 ROWS = 1 << 18
 """Positions per batch of policy queries (bounds the memory of the observations)."""
@@ -51,25 +52,6 @@ MAX_CARDS = 10
 def is_markov(agent) -> bool:
     """Whether ``agent`` declares that it reads neither the score nor the history."""
     return not agent.uses_score and not agent.uses_history
-
-
-class Sets:
-    """The card sets of an ``n``-card game by size: ``cards[k]`` (sets x k) lists each set's
-    cards (0-based, increasing), ``masks[k]`` its bitmask, ``child[k][r, i]`` the number
-    (at size k - 1) of set ``r`` without its ``i``-th card."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        rank = np.zeros(1 << n, dtype=np.int64)
-        self.cards, self.masks, self.child = [], [], []
-        for k in range(n + 1):
-            cards = np.array(list(itertools.combinations(range(n), k)), dtype=np.int64).reshape(comb(n, k), k)
-            masks = (1 << cards).sum(axis=1)
-            rank[masks] = np.arange(len(masks))
-            self.cards.append(cards)
-            self.masks.append(masks)
-            child = masks[:, None] ^ (1 << cards)
-            self.child.append(rank[child] if k else child)
 
 
 @njit(parallel=True, cache=True)
@@ -173,8 +155,6 @@ def _levels(n: int, progress: bool, seats: int, label: str):
 
 def _rules(rules: GoofspielRules | int) -> GoofspielRules:
     rules = GoofspielRules(num_cards=rules) if isinstance(rules, (int, np.integer)) else rules
-    from hiddenhand.envs.goofspiel_v0 import unsolved
-
     differs = unsolved(rules)
     if rules.scoring != "point_difference":  # the score is part of the state then
         differs["scoring"] = rules.scoring
@@ -196,7 +176,7 @@ def _require_markov(agent) -> None:
         raise NotMeasurable(
             f"{agent!r} may read the score or the history (uses_score={agent.uses_score}, uses_history="
             f"{agent.uses_history}), so positions do not determine its play; use the dynamic programme over "
-            f"histories (hiddenhand.solvers.gops_best_response.best_response_value)"
+            f"histories (hiddenhand.solvers.goofspiel.histories.best_response_value)"
         )
 
 
@@ -260,4 +240,4 @@ def value(agent, opponent, rules: GoofspielRules | int, progress: bool = True) -
     return float(np.mean([v[0, 0, 0] for v in values]))
 
 
-__all__ = ["MAX_CARDS", "Sets", "exploitability", "gather", "is_markov", "value"]
+__all__ = ["MAX_CARDS", "exploitability", "gather", "is_markov", "value"]
