@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, position_keys
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import GoofspielView, position_keys
 from hiddenhand.files import read_npz_meta
+from hiddenhand.solvers.cache import solved
 from hiddenhand.solvers.goofspiel import GoofspielSolution, load, solve
 from hiddenhand.solvers.goofspiel.coverage import SOLVED, SOLVED_SCORINGS, unsolved
 from hiddenhand.solvers.goofspiel.patterns import pattern_of
@@ -47,10 +48,10 @@ def load_solution_agent(path, rules: GoofspielRules | None, seed: int | None = N
     return GopsEquilibriumAgent(rules, load(path), seed=seed)
 
 
-@lru_cache(maxsize=4)
 def cached_solution(num_cards: int, scoring: str = POINT_DIFFERENCE) -> GoofspielSolution:
-    """The solution of ``num_cards`` Goofspiel, solved once per process (seconds up to 10 cards)."""
-    return solve(num_cards, progress=False, scoring=scoring)
+    """The solution of ``num_cards`` Goofspiel, solved once per process (seconds up to 10
+    cards: :func:`hiddenhand.solvers.cache.solved`)."""
+    return solved(solve, num_cards, scoring=scoring)
 
 
 class GopsEquilibriumAgent(Agent):
@@ -165,5 +166,4 @@ def _indices(values: np.ndarray, index_of) -> np.ndarray:
 
 def _prizes_to_come(vectors: np.ndarray, n: int) -> np.ndarray:
     rules = GoofspielRules(num_cards=n, observation="markov" if vectors.shape[1] == 4 * n else "full")
-    layout = rules.markov_layout if rules.markov else rules.layout
-    return layout.views(vectors)["prizes_to_come"] > 0.5
+    return rules.layout.views(vectors)["prizes_to_come"] > 0.5

@@ -40,9 +40,9 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from hiddenhand.agents.base import RandomAgent  # noqa: E402
+from hiddenhand.gymnasium_env import SingleAgentEnv  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training.selfplay import _Rollout, settings_for  # noqa: E402
-from hiddenhand.training.single_agent import SingleAgentEnv  # noqa: E402
 from hiddenhand.vector import vector_env  # noqa: E402
 
 GAME = "goofspiel"

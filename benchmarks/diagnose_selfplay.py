@@ -41,6 +41,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import position_observations
 from hiddenhand.solvers.goofspiel import positions
 from hiddenhand.solvers.goofspiel.patterns import Sets
 from hiddenhand.training.markov_table import Table, exact_q, measure, mmd_step, reach
@@ -272,8 +273,8 @@ class Positions:
             count = comb(n, k)
             a, b, p, u = (x.ravel() for x in np.meshgrid(*(np.arange(count),) * 3, np.arange(k), indexing="ij"))
             upcard = sets.cards[k][p, u]
-            shown = rules.position_observations(
-                sets.masks[k][a], sets.masks[k][b], sets.masks[k][p] ^ (1 << upcard), upcard, 0
+            shown = position_observations(
+                rules, sets.masks[k][a], sets.masks[k][b], sets.masks[k][p] ^ (1 << upcard), upcard, 0
             )
             obs.append(shown["observation"])
             masks.append(shown["action_mask"])
@@ -318,7 +319,7 @@ def build_policy(n: int, hidden: list[int], seed: int):
     from sb3_contrib import MaskablePPO
 
     from hiddenhand.agents.base import RandomAgent
-    from hiddenhand.training.single_agent import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(seed)
     env = SingleAgentEnv("goofspiel", RandomAgent(), num_cards=n, observation="markov")
@@ -534,8 +535,8 @@ def mode_observations(args) -> list[Row]:
 
 def measured_observation(rules: GoofspielRules, hand: int, other: int, prizes: int, upcard: int, seat: int) -> dict:
     """The observation the exact measure queries at one position (bitmasks, upcard index)."""
-    shown = rules.position_observations(
-        np.array([hand]), np.array([other]), np.array([prizes]), np.array([upcard]), seat
+    shown = position_observations(
+        rules, np.array([hand]), np.array([other]), np.array([prizes]), np.array([upcard]), seat
     )
     return {key: value[0] for key, value in shown.items()}
 

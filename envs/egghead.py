@@ -222,18 +222,6 @@ class EggHeadRules(Rules):
         return self.params["num_players"]
 
     @property
-    def num_actions(self) -> int:
-        return self.actions.size
-
-    @property
-    def observation_size(self) -> int:
-        return self.layout.size
-
-    @property
-    def information_state_size(self) -> int:
-        return self.information_layout.size
-
-    @property
     def max_chance_outcomes(self) -> int:
         return max(len(self.hands), len(self.deck))
 
@@ -297,7 +285,6 @@ class EggHeadState(State):
         self.round_changed = False
         self._to_deal = list(range(n))
         self._player = CHANCE
-        self._returns = [0.0] * n
 
     # ----------------------------------------------------------------- protocol
     def current_player(self) -> int:
@@ -347,11 +334,8 @@ class EggHeadState(State):
         else:
             self._resolve_reactions()
 
-    def returns(self) -> list[float]:
-        return list(self._returns)
-
     def clone(self) -> EggHeadState:
-        other = self._copy("hands", "scores", "events", "dealt_at", "reactions", "_to_deal", "_returns")
+        other = self._copy("hands", "scores", "events", "dealt_at", "reactions", "_to_deal")
         other.knowledge = self.knowledge.copy()
         return other
 

@@ -90,7 +90,7 @@ winner (one-hot over P seats and a last slot for a tie), and the other seats' bi
 (one-hot, n each, in seat order; all zeros when `reveal_bids=False`). A block is filled
 when its prize is turned (the prize) and when the round ends (the rest), so the vector
 holds everything the player knows, with perfect recall, and an agent can act from it
-alone: `hiddenhand.envs.goofspiel.ObservationLayout` gives the offsets and recovers `P`
+alone: `hiddenhand.envs.goofspiel_observation.ObservationLayout` gives the offsets and recovers `P`
 from the length. The size is `1 + 2P + 3n + n(2n + P + 1 + (P-1)n)`: 590 for 13 cards and
 two players.
 

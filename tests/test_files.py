@@ -450,7 +450,7 @@ def test_ppo_directories_detect_damage(tmp_path):
 
     from hiddenhand.agents import RandomAgent
     from hiddenhand.agents.ppo import PPOAgent
-    from hiddenhand.training.single_agent import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     env = SingleAgentEnv("goofspiel", RandomAgent(), num_cards=3)
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, device="cpu")

@@ -9,7 +9,8 @@ from conftest import play_out
 import hiddenhand
 from hiddenhand.agents import GopsEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
 from hiddenhand.agents.base import Agent
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import GoofspielView, position_observations
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, tabular_policy
 from hiddenhand.openspiel import exploitability as openspiel_exploitability
 from hiddenhand.solvers.goofspiel import positions
@@ -27,7 +28,7 @@ def untrained_ppo(rules, seed=0):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from hiddenhand.training.single_agent import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(seed)
     env = SingleAgentEnv("goofspiel", lambda rng: [RandomAgent()], **rules.params)
@@ -91,8 +92,8 @@ def test_position_observations_are_the_engines_own(observation, n):
             if seat == 1:
                 state.apply(state.legal_actions()[0])  # player 0's hidden bid
             own, other = (mask[1], mask[2]) if seat == 0 else (mask[2], mask[1])
-            got = rules.position_observations(
-                np.array([own]), np.array([other]), np.array([prizes]), np.array([upcard - 1]), seat
+            got = position_observations(
+                rules, np.array([own]), np.array([other]), np.array([prizes]), np.array([upcard - 1]), seat
             )
             assert np.array_equal(got["observation"][0], state.observation_tensor(seat))
             assert np.array_equal(got["action_mask"][0], state.action_mask(seat))

@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit, prange
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.envs.goofspiel import GoofspielRules, MarkovLayout
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import MarkovLayout
 from hiddenhand.solvers.goofspiel import positions as gops_markov
 from hiddenhand.solvers.goofspiel.patterns import Sets
 from hiddenhand.validation import check_int

@@ -38,11 +38,11 @@ from tqdm.auto import tqdm
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.files import atomic_write
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.registry import get
 from hiddenhand.training import plots
 from hiddenhand.training.evaluation import can_play, play_games
-from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
 
 EXPLOITABILITY = ("every", "final", "never")

@@ -55,12 +55,12 @@ from tqdm.auto import tqdm
 from hiddenhand.agents.base import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.files import atomic_write
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.pettingzoo_env import env_factories
 from hiddenhand.registry import get
 from hiddenhand.training.plots import describe
 from hiddenhand.training.ppo import PPOPoint, exact_measure, write_curve
-from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
 
 LEARNERS = ("ppo", "mmd")

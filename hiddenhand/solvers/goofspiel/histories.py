@@ -7,8 +7,8 @@ it would get) and picks the bid that maximises the immediate point difference pl
 value of what follows. Chance (the next prize) is averaged.
 
 Public states are merged in the memo by what the agent's policy can depend on, which the
-agent declares (:attr:`~hiddenhand.agents.base.Agent.uses_score`,
-:attr:`~hiddenhand.agents.base.Agent.uses_history`): the two hands and the prizes always,
+agent declares (:attr:`~hiddenhand.agent.Agent.uses_score`,
+:attr:`~hiddenhand.agent.Agent.uses_history`): the two hands and the prizes always,
 the points won so far if the agent reads the score, the whole history if it may read
 anything. The fewer it reads, the fewer states: the equilibrium or random agents need
 one evaluation per (hands, prizes) position, which makes 5 cards a fraction of a second
@@ -35,7 +35,7 @@ from hiddenhand.exploitability import Exploitability
 from hiddenhand.validation import check_int
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
 
 
 def best_response_value(agent: Agent, num_cards: int | GoofspielRules, responder: int) -> float:

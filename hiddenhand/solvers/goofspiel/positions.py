@@ -9,9 +9,9 @@ induction over positions, in two steps per level (hand size k, from 1 up to the 
 game):
 
 1. gather the agent's policy at every position of the level, in batches
-   (:meth:`~hiddenhand.agents.base.Agent.policy_batch`: one forward pass of a network per
+   (:meth:`~hiddenhand.agent.Agent.policy_batch`: one forward pass of a network per
    batch), as observations the rules build in bulk
-   (:meth:`~hiddenhand.envs.goofspiel.GoofspielRules.position_observations`);
+   (:func:`~hiddenhand.envs.goofspiel_observation.position_observations`);
 2. a compiled kernel (numba, parallel over the agent's hands) computes every position's
    value from the level below: the best responder's (the bid maximising the mean over the
    agent's mixed bid of the round's points plus what follows), and the value of the agent
@@ -38,6 +38,7 @@ from numba import njit, prange
 from tqdm.auto import tqdm
 
 from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import position_observations
 from hiddenhand.exploitability import Exploitability, NotMeasurable
 from hiddenhand.solvers.goofspiel.coverage import unsolved
 from hiddenhand.solvers.goofspiel.patterns import Sets
@@ -122,8 +123,8 @@ def gather(agent, rules: GoofspielRules, sets: Sets, k: int, seat: int, bar: tqd
         hands = np.arange(start, min(count, start + step))
         a = np.repeat(hands, per_hand)
         tile = len(hands)
-        observations = rules.position_observations(
-            masks[a], np.tile(masks[b], tile), np.tile(prizes, tile), np.tile(upcard, tile), seat
+        observations = position_observations(
+            rules, masks[a], np.tile(masks[b], tile), np.tile(prizes, tile), np.tile(upcard, tile), seat
         )
         probs = np.asarray(agent.policy_batch(observations), dtype=np.float64)
         _check(agent, probs, observations["action_mask"], n)
