@@ -3,7 +3,9 @@
 The environment documentation (rules, the choices where the seed leaves a case open,
 actions, observation, arguments) is the docstring of :mod:`hiddenhand.envs.bid_spoof_v0`.
 Every round ends with all hands shown, which is what lets
-:mod:`hiddenhand.solvers.bid_spoof` solve the two-player game round by round.
+:mod:`hiddenhand.solvers.bid_spoof` solve the two-player game round by round. One module,
+a little longer than the others, because a round's holds, bids and calls, the zero-call
+variants and the windowed observation all read and write the same state.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 The environment documentation (rules, actions, observation, arguments) is the docstring of
 :mod:`hiddenhand.envs.egghead_v0`. The deduction engine that keeps the public knowledge
 (:class:`Knowledge`, the study's master table) lives in :mod:`.egghead_knowledge` and the
-cards and questions in :mod:`.egghead_deck`; this module plays the game over them.
+cards and questions in :mod:`.egghead_deck`; this module plays the game over them. It is
+the longest engine and stays one module: the phases of a hand (deal, questions, answers,
+reactions, calls) share the state's bookkeeping, which the encoders and the pictures read
+whole; what stands apart (the deck, the deduction tables) already lives apart.
 """
 
 from __future__ import annotations
