@@ -1,70 +1,13 @@
-"""The agent protocol shared by every game and every face.
-
-An agent maps an observation (``{"observation": vector, "action_mask": mask}``, as the
-PettingZoo envs give it; our own loops add ``"information_state"``, the perfect-recall
-tensor, see ``State.agent_observation``) to a probability for every action, zero on illegal ones, and
-samples its move from that distribution with its own seeded generator. Agents are
-stateless: everything they use is in the observation, so one object can play any seat,
-in any number of games at once, and be turned into an OpenSpiel policy.
+"""Agents every game shares, over the agent protocol (:class:`~hiddenhand.agent.Agent`,
+which lives in the core and is imported here): an agent fed translated observations, and
+uniform random play.
 """
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-Observation = Mapping[str, np.ndarray]
-
-
-class Agent(abc.ABC):
-    """Base class: subclasses implement :meth:`policy`.
-
-    ``uses_score`` and ``uses_history`` declare what of the observation the policy may
-    depend on beyond the current position (the hands, the prizes, the table; in Spoof and
-    Bid Spoof the round-state and the present round): the points won so far, and the past
-    rounds. An agent that reads neither is *Markov*. Exact best-response computations
-    (:mod:`hiddenhand.solvers.gops_best_response`, the whole-game measures of Spoof and Bid
-    Spoof) merge states that differ only in what the agent ignores, so a false declaration
-    gives a wrong answer; the defaults are safe. Instances may set them (a PPO agent trained
-    on a Markov observation does).
-    """
-
-    uses_score: ClassVar[bool] = True
-    uses_history: ClassVar[bool] = True
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int | None) -> None:
-        """Restart the agent's generator, so that its moves repeat."""
-        self.rng = np.random.default_rng(seed)
-
-    @abc.abstractmethod
-    def policy(self, observation: Observation) -> np.ndarray:
-        """Probabilities of every action (float64, sums to 1, zero where the mask is 0)."""
-
-    def policy_batch(self, observations: Observation) -> np.ndarray:
-        """:meth:`policy` of many observations at once: every item of ``observations`` has
-        one row per observation (``"observation"`` is ``(N, size)``, ``"action_mask"``
-        ``(N, actions)``), and row ``i`` of the result is the policy of row ``i``. Exact
-        exploitability gathers millions of positions' policies this way; this default asks
-        :meth:`policy` row by row, and agents that can do better (a network's one forward
-        pass, a vectorised rule) override it."""
-        rows = len(observations["action_mask"])
-        return np.stack([self.policy({key: value[i] for key, value in observations.items()}) for i in range(rows)])
-
-    def act(self, observation: Observation) -> int:
-        """An action drawn from :meth:`policy`."""
-        probs = self.policy(observation)
-        cumulative = np.cumsum(probs)
-        index = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
-        return min(index, len(probs) - 1)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+from hiddenhand.agent import Agent, Observation
 
 
 class Translated(Agent):

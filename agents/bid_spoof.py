@@ -9,7 +9,6 @@ likely.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.layout import one_hot_index
 from hiddenhand.solvers.bid_spoof import BidSpoofSolution, present_round, solve, solve_round
+from hiddenhand.solvers.cache import solved
 
 
 class BidSpoofHeuristic(Agent):
@@ -82,10 +82,10 @@ class BidSpoofHeuristic(Agent):
         return f"BidSpoofHeuristic(bluff={self.bluff})"
 
 
-@cache
 def cached_solution(coins: int, zero_call: str = "round_start") -> BidSpoofSolution:
-    """The whole two-player game solved once per process (seconds at 3 coins)."""
-    return solve(coins, zero_call, progress=False)
+    """The whole two-player game solved once per process (seconds at 3 coins:
+    :func:`hiddenhand.solvers.cache.solved`)."""
+    return solved(solve, coins, zero_call)
 
 
 class BidSpoofEquilibriumAgent(Agent):

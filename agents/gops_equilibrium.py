@@ -1,17 +1,20 @@
-"""The exact Goofspiel equilibrium (:mod:`hiddenhand.solvers.gops`) as an agent."""
+"""The exact Goofspiel equilibrium (:mod:`hiddenhand.solvers.goofspiel`) as an agent."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, position_keys
-from hiddenhand.envs.goofspiel_v0 import SOLVED, SOLVED_SCORINGS, unsolved
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import GoofspielView, position_keys
 from hiddenhand.files import read_npz_meta
-from hiddenhand.solvers.gops import GopsSolution, pattern_of, solve
+from hiddenhand.solvers.cache import solved
+from hiddenhand.solvers.goofspiel import GoofspielSolution, load, solve
+from hiddenhand.solvers.goofspiel.coverage import SOLVED, SOLVED_SCORINGS, unsolved
+from hiddenhand.solvers.goofspiel.patterns import pattern_of
+from hiddenhand.solvers.goofspiel.storage import POINT_DIFFERENCE
 
 IN_PROCESS_SOLVE_LIMIT = 10
 """The equilibrium agent solves up to this many cards when it is created (seconds)."""
@@ -36,19 +39,19 @@ def load_solution_agent(path, rules: GoofspielRules | None, seed: int | None = N
         meta = read_npz_meta(path)
     except ValueError:
         return None
-    cards, scoring = meta.get("num_cards"), meta.get("scoring", GopsSolution.scoring)
+    cards, scoring = meta.get("num_cards"), meta.get("scoring", POINT_DIFFERENCE)
     if cards is None:
         return None
     rules = rules if rules is not None else GoofspielRules(num_cards=cards, scoring=scoring)
     if rules.params["num_cards"] != cards:
         raise ValueError(f"{path} solves {cards} cards; the game has {rules.params['num_cards']}")
-    return GopsEquilibriumAgent(rules, GopsSolution.load(path), seed=seed)
+    return GopsEquilibriumAgent(rules, load(path), seed=seed)
 
 
-@lru_cache(maxsize=4)
-def cached_solution(num_cards: int, scoring: str = GopsSolution.scoring) -> GopsSolution:
-    """The solution of ``num_cards`` Goofspiel, solved once per process (seconds up to 10 cards)."""
-    return solve(num_cards, progress=False, scoring=scoring)
+def cached_solution(num_cards: int, scoring: str = POINT_DIFFERENCE) -> GoofspielSolution:
+    """The solution of ``num_cards`` Goofspiel, solved once per process (seconds up to 10
+    cards: :func:`hiddenhand.solvers.cache.solved`)."""
+    return solved(solve, num_cards, scoring=scoring)
 
 
 class GopsEquilibriumAgent(Agent):
@@ -66,7 +69,7 @@ class GopsEquilibriumAgent(Agent):
     uses_history = False
 
     def __init__(
-        self, rules: GoofspielRules | int, solution: GopsSolution | None = None, seed: int | None = None
+        self, rules: GoofspielRules | int, solution: GoofspielSolution | None = None, seed: int | None = None
     ) -> None:
         super().__init__(seed)
         rules = GoofspielRules(num_cards=rules) if isinstance(rules, (int, np.integer)) else rules
@@ -107,7 +110,7 @@ class GopsEquilibriumAgent(Agent):
 
     def policy_batch(self, observations: Observation) -> np.ndarray:
         """The equilibrium at many positions at once, read from the solution's strategy
-        tables (:meth:`~hiddenhand.solvers.gops.GopsSolution.strategy_table`, one per hand
+        tables (:meth:`~hiddenhand.solvers.goofspiel.solution.PointsSolution.strategy_table`, one per hand
         size, computed on first use and kept): exact exploitability and exact values ask
         about every position of the game, millions from 8 cards. Under win/loss the score
         is part of the position, and each observation is answered by :meth:`policy`."""
@@ -142,7 +145,7 @@ class GopsEquilibriumAgent(Agent):
         return self.solution.indexer.patterns(k)[pattern_of(_cards_of(pair >> 16), _cards_of(pair & 0xFFFF))]
 
     def __repr__(self) -> str:
-        scoring = "" if self.scoring == GopsSolution.scoring else f", scoring={self.scoring!r}"
+        scoring = "" if self.scoring == POINT_DIFFERENCE else f", scoring={self.scoring!r}"
         return f"GopsEquilibriumAgent(num_cards={self.num_cards}{scoring})"
 
 
@@ -163,5 +166,4 @@ def _indices(values: np.ndarray, index_of) -> np.ndarray:
 
 def _prizes_to_come(vectors: np.ndarray, n: int) -> np.ndarray:
     rules = GoofspielRules(num_cards=n, observation="markov" if vectors.shape[1] == 4 * n else "full")
-    layout = rules.markov_layout if rules.markov else rules.layout
-    return layout.views(vectors)["prizes_to_come"] > 0.5
+    return rules.layout.views(vectors)["prizes_to_come"] > 0.5

@@ -8,20 +8,20 @@ layout tells them where things sit in the observation vector.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.spoof import SpoofRules, SpoofView
+from hiddenhand.solvers.cache import solved
 from hiddenhand.solvers.spoof import SpoofSolution, solve, solve_round
 
 
-@cache
 def cached_solution(matches: int) -> SpoofSolution:
-    """The whole game up to ``matches`` each, solved once per process (agents and the advisor share it)."""
-    return solve(matches, progress=False)
+    """The whole game up to ``matches`` each, solved once per process (agents and the advisor
+    share it: :func:`hiddenhand.solvers.cache.solved`)."""
+    return solved(solve, matches)
 
 
 class _SpoofAgent(Agent):

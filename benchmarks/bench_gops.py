@@ -1,6 +1,6 @@
 """Exact Goofspiel solve: time and peak memory per size, against a plain recursion.
 
-For each size, ``hiddenhand.solvers.gops.solve`` runs in a fresh process (so that its
+For each size, ``hiddenhand.solvers.goofspiel.solve`` runs in a fresh process (so that its
 peak memory is its own), and, for the sizes it can do, so does the plain reference of the
 tests (``tests/gops_reference.py``: HiGHS on every matrix game of a recursion over
 unreduced states). Times are medians of ``--repeats`` runs; the ratio is plain / ours.
@@ -13,7 +13,7 @@ shortcuts=False)``: every pattern solved, every state stored) in its own process
 ratio of its time to ours, the largest difference between the two solutions' values
 (computed after its timing) and the size of the values each file holds.
 
-``--scoring win_loss`` runs the win/loss solve (:mod:`hiddenhand.solvers.gops_winloss`)
+``--scoring win_loss`` runs the win/loss solve (:mod:`hiddenhand.solvers.goofspiel.winloss`)
 against the plain win/loss recursion, which also checks every state's value (the largest
 difference is printed), and prints beside each size the time matttang27/GOPSsolver
 reports for the same game (C++ and GLPK: 41 s at 8 cards, 582 s at 9). Its per-level table
@@ -23,7 +23,7 @@ them), the matrix games and seconds scaled by what the largest size solved per s
 state and per game, and the memory of the two levels held at once.
 
 ``--head-to-head N`` adds the win/loss equilibrium against the points equilibrium, exactly
-(:func:`hiddenhand.solvers.gops_winloss.head_to_head`), from 2 to N cards.
+(:func:`hiddenhand.solvers.goofspiel.winloss.head_to_head`), from 2 to N cards.
 
 Run: ``python benchmarks/bench_gops.py [--scoring point_difference|win_loss] [--min-cards 4]
 [--max-cards 10] [--plain-max 5] [--repeats 3] [--head-to-head 7]``.
@@ -47,7 +47,7 @@ PUBLISHED_WIN_LOSS = {8: 41.0, 9: 582.0}
 
 def _child(kind: str, n: int, scoring: str) -> None:
     """Run one solve in this (fresh) process and print its figures as JSON."""
-    from hiddenhand.solvers.gops import solve
+    from hiddenhand.solvers.goofspiel import solve
 
     compiling = time.perf_counter()
     solve(3, progress=False, scoring=scoring)  # numba compiles the kernels on their first call
@@ -97,8 +97,7 @@ def run(kind: str, n: int, scoring: str) -> dict:
 
 def extrapolate(n: int, ours: list[dict], target: int = 13) -> None:
     """What a ``target``-card win/loss solve needs, from the runs at ``n`` cards."""
-    from hiddenhand.solvers.gops import Indexer
-    from hiddenhand.solvers.gops_winloss import Differences
+    from hiddenhand.solvers.goofspiel.patterns import Differences, Indexer
 
     levels = ours[0]["levels"]
     games = sum(levels[k][0] for k in levels)
@@ -189,8 +188,8 @@ def main() -> None:
 def head_to_head(max_cards: int) -> None:
     """The win/loss equilibrium against the points equilibrium (exact, from the win/loss one's
     side) under both scorings, 2 to ``max_cards`` cards."""
-    from hiddenhand.solvers.gops import solve
-    from hiddenhand.solvers.gops_winloss import head_to_head as exact
+    from hiddenhand.solvers.goofspiel import solve
+    from hiddenhand.solvers.goofspiel.winloss import head_to_head as exact
 
     if max_cards < 2:
         return

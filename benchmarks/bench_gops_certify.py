@@ -1,9 +1,9 @@
 """Certifying the exact Goofspiel equilibrium against solving it: seconds, exploitability, residual.
 
-For each size: solve (``hiddenhand.solvers.gops.solve``, writing every matrix game's
+For each size: solve (``hiddenhand.solvers.goofspiel.solve``, writing every matrix game's
 optimal basis to a bases directory as ``hiddenhand solve goofspiel --bases`` does), save
 the solution, load it back and certify the loaded file twice
-(``hiddenhand.solvers.gops_certify.certify``: the exact exploitability of the equilibrium
+(``hiddenhand.solvers.goofspiel.certificate.certify``: the exact exploitability of the equilibrium
 agent by a best-response backward induction over the same states, and the fixed-point
 residual of the stored values): from the stored bases, and by re-solving every matrix
 game with the simplex (the reference, and what a file without bases gets). Seconds are
@@ -23,18 +23,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from hiddenhand.solvers.gops import GopsSolution, solve
-from hiddenhand.solvers.gops_certify import Certificate, certify
+from hiddenhand.solvers.goofspiel import PointsSolution, solve
+from hiddenhand.solvers.goofspiel.certificate import Certificate, certify
 
 
-def one_run(n: int, workers: int | None, folder: Path) -> tuple[list[float], GopsSolution, list[Certificate]]:
+def one_run(n: int, workers: int | None, folder: Path) -> tuple[list[float], PointsSolution, list[Certificate]]:
     """([solve s, save + load s, certify-from-bases s, certify-by-simplex s], the solution,
     [both certificates])."""
     bases = folder / f"bases{n}"
     start = time.perf_counter()
     solution = solve(n, workers=workers, progress=False, bases=bases)
     solved = time.perf_counter()
-    loaded = GopsSolution.load(solution.save(folder / f"gops{n}.npz"), n)
+    loaded = PointsSolution.load(solution.save(folder / f"gops{n}.npz"), n)
     reloaded = time.perf_counter()
     fast = certify(loaded, workers=workers, progress=False, bases=bases)
     certified = time.perf_counter()

@@ -1,13 +1,13 @@
 """Goofspiel's exact solve on Ray against the thread pool, side by side: where does Ray break even?
 
-For each size, the same solve runs with threads (``hiddenhand.solvers.gops.solve``) and as
+For each size, the same solve runs with threads (``hiddenhand.solvers.goofspiel.solve``) and as
 Ray tasks (``ray=True``) on a local instance of ``--cpus`` CPUs (127.0.0.1, usage
 statistics off), after one small Ray solve that starts the workers and compiles their
 kernels; the values are checked equal bit for bit. Seconds are medians of ``--repeats``
 runs; the ratio is Ray / threads, which falls towards 1 as the levels grow and Ray's fixed
 cost per task (scheduling, the object store) becomes small beside the work. On one machine
 it cannot go below 1: Ray pays across machines, each adding its cores. Then the bytes a
-``--plan`` solve would move per level (:func:`hiddenhand.solvers.gops_ray.transfer`).
+``--plan`` solve would move per level (:func:`hiddenhand.solvers.goofspiel.ray_runner.transfer`).
 
 Ray's workers run at niceness 15 (Ray's default): measure on an otherwise quiet machine.
 
@@ -36,8 +36,8 @@ def main() -> None:
     if args.repeats < 1 or any(not 2 <= n <= 13 for n in [*args.sizes, args.plan]):
         parser.error(f"sizes must be 2 to 13 and --repeats at least 1; got {args.sizes}, {args.plan}, {args.repeats}")
     start_ray(num_cpus=args.cpus)  # before anything imports Ray
-    from hiddenhand.solvers.gops import solve
-    from hiddenhand.solvers.gops_ray import transfer
+    from hiddenhand.solvers.goofspiel import solve
+    from hiddenhand.solvers.goofspiel.ray_runner import transfer
 
     solve(5, ray=True, progress=False)  # start the workers and compile their kernels
     solve(5, workers=args.cpus, progress=False)

@@ -38,11 +38,11 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from hiddenhand.agents.base import RandomAgent  # noqa: E402
+from hiddenhand.gymnasium_env import SingleAgentEnv  # noqa: E402
 from hiddenhand.pettingzoo_env import env_factories  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training import policy_gradient  # noqa: E402
 from hiddenhand.training.policy_gradient import _Batch as Batch  # noqa: E402
-from hiddenhand.training.single_agent import SingleAgentEnv  # noqa: E402
 
 GAME = "goofspiel"
 

@@ -14,7 +14,7 @@ import argparse
 
 import numpy as np
 
-from hiddenhand.solvers.gops import GopsSolution
+from hiddenhand.solvers.goofspiel import load
 
 
 def main() -> None:
@@ -23,8 +23,8 @@ def main() -> None:
     parser.add_argument("second", help="another solution file of the same size")
     parser.add_argument("--tolerance", type=float, default=1e-12, help="count states further apart (default 1e-12)")
     args = parser.parse_args()
-    first = GopsSolution.load(args.first)
-    second = GopsSolution.load(args.second, first.num_cards)
+    first = load(args.first)
+    second = load(args.second, first.num_cards)
     print(f"{'level':>5} {'states':>12} {'largest difference':>19} {'states beyond':>14}")
     beyond = 0
     for k, (a, b) in enumerate(zip(first.levels, second.levels)):

@@ -1,7 +1,7 @@
 """Why self-play stalls on Markov Goofspiel: the controls of issue 28, one mode each.
 
 Every mode measures with the project's exact measure over positions
-(``hiddenhand.solvers.gops_markov.exploitability``: NashConv / 2; uniform play concedes 2.5
+(``hiddenhand.solvers.goofspiel.positions.exploitability``: NashConv / 2; uniform play concedes 2.5
 at 4 cards, 5.83 at 6) and prints a curve (iteration, decisions, seconds of learning with the
 measures off the clock, exploitability) and a summary row.
 
@@ -41,7 +41,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hiddenhand.envs.goofspiel import GoofspielRules
-from hiddenhand.solvers import gops_markov
+from hiddenhand.envs.goofspiel_observation import position_observations
+from hiddenhand.solvers.goofspiel import positions
+from hiddenhand.solvers.goofspiel.patterns import Sets
 from hiddenhand.training.markov_table import Table, exact_q, measure, mmd_step, reach
 
 STUDY_ENT, OURS_ENT = 0.1, 0.05
@@ -205,7 +207,7 @@ class Episodes:
         self.to_come = finals - np.array(diffs, dtype=float)
 
     @staticmethod
-    def _start(rules: GoofspielRules, sets: gops_markov.Sets, starts: str, rng: np.random.Generator):
+    def _start(rules: GoofspielRules, sets: Sets, starts: str, rng: np.random.Generator):
         if starts == "root":
             return rules.new_initial_state()
         k = int(rng.integers(2, rules.num_cards + 1))
@@ -271,8 +273,8 @@ class Positions:
             count = comb(n, k)
             a, b, p, u = (x.ravel() for x in np.meshgrid(*(np.arange(count),) * 3, np.arange(k), indexing="ij"))
             upcard = sets.cards[k][p, u]
-            shown = rules.position_observations(
-                sets.masks[k][a], sets.masks[k][b], sets.masks[k][p] ^ (1 << upcard), upcard, 0
+            shown = position_observations(
+                rules, sets.masks[k][a], sets.masks[k][b], sets.masks[k][p] ^ (1 << upcard), upcard, 0
             )
             obs.append(shown["observation"])
             masks.append(shown["action_mask"])
@@ -317,7 +319,7 @@ def build_policy(n: int, hidden: list[int], seed: int):
     from sb3_contrib import MaskablePPO
 
     from hiddenhand.agents.base import RandomAgent
-    from hiddenhand.training.single_agent import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(seed)
     env = SingleAgentEnv("goofspiel", RandomAgent(), num_cards=n, observation="markov")
@@ -354,7 +356,7 @@ class Net:
         from hiddenhand.agents.ppo import PPOAgent
 
         agent = PPOAgent(self.model, "goofspiel", rules_of(self.n).params)
-        return gops_markov.exploitability(agent, rules_of(self.n), progress=False).value
+        return positions.exploitability(agent, rules_of(self.n), progress=False).value
 
 
 def mode_network(args) -> list[Row]:
@@ -483,7 +485,7 @@ def mode_observations(args) -> list[Row]:
     rng = np.random.default_rng(args.seed)
     rows = []
     for n in args.cards:
-        rules, sets = rules_of(n), gops_markov.Sets(n)
+        rules, sets = rules_of(n), Sets(n)
         checked = wrong = 0
         total = sum(comb(n, k) ** 3 * k for k in range(2, n + 1))
         with tqdm(total=total, desc=f"observations at every position, {n} cards", unit="pos", leave=False) as bar:
@@ -533,8 +535,8 @@ def mode_observations(args) -> list[Row]:
 
 def measured_observation(rules: GoofspielRules, hand: int, other: int, prizes: int, upcard: int, seat: int) -> dict:
     """The observation the exact measure queries at one position (bitmasks, upcard index)."""
-    shown = rules.position_observations(
-        np.array([hand]), np.array([other]), np.array([prizes]), np.array([upcard]), seat
+    shown = position_observations(
+        rules, np.array([hand]), np.array([other]), np.array([prizes]), np.array([upcard]), seat
     )
     return {key: value[0] for key, value in shown.items()}
 
@@ -644,8 +646,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
         "--hidden", type=int, nargs="+", default=[128, 128], help="network: hidden layers (default 128 128, OURS')"
     )
     args = parser.parse_args(argv)
-    if min(args.cards) < 2 or max(args.cards) > gops_markov.MAX_CARDS:
-        parser.error(f"--cards {args.cards}: each must be 2 to {gops_markov.MAX_CARDS}")
+    if min(args.cards) < 2 or max(args.cards) > positions.MAX_CARDS:
+        parser.error(f"--cards {args.cards}: each must be 2 to {positions.MAX_CARDS}")
     args.iterations = args.iterations or DEFAULT_ITERATIONS[args.mode]
     args.measure_every = args.measure_every or max(1, args.iterations // 10)
     if args.iterations < 1 or args.measure_every < 1:

@@ -6,7 +6,7 @@ revealed, point difference), and each row compares the two:
 
 - ``exact``: the game's exact exploitability (``Game.measure_exploitability``): over
   positions for Markov agents (the agent's on-policy value computed, not assumed), else the
-  dynamic programme over histories (``gops_best_response.best_response_value`` per seat; the
+  dynamic programme over histories (``histories.best_response_value`` per seat; the
   on-policy value is then 0 in each seat, the agents measured so being blind to their seat
   in a symmetric game);
 - ``lower bound ± ci``: the trained responders' figure with its 95% interval;

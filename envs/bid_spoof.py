@@ -3,7 +3,9 @@
 The environment documentation (rules, the choices where the seed leaves a case open,
 actions, observation, arguments) is the docstring of :mod:`hiddenhand.envs.bid_spoof_v0`.
 Every round ends with all hands shown, which is what lets
-:mod:`hiddenhand.solvers.bid_spoof` solve the two-player game round by round.
+:mod:`hiddenhand.solvers.bid_spoof` solve the two-player game round by round. One module,
+a little longer than the others, because a round's holds, bids and calls, the zero-call
+variants and the windowed observation all read and write the same state.
 """
 
 from __future__ import annotations
@@ -153,18 +155,6 @@ class BidSpoofRules(Rules):
         return self.params["num_players"]
 
     @property
-    def num_actions(self) -> int:
-        return self.actions.size
-
-    @property
-    def observation_size(self) -> int:
-        return self.layout.size
-
-    @property
-    def information_state_size(self) -> int:
-        return self.information_layout.size
-
-    @property
     def max_game_length(self) -> int:
         per_round = 2 * self.num_players + 1 + self.num_players * self.coins + 1
         return per_round * (1 if self.objective == "round" else self.max_rounds)
@@ -235,7 +225,6 @@ class BidSpoofState(State):
         self.coins = [rules.coins] * n
         self.starter = 0
         self.history: list[BidSpoofRound] = []
-        self._returns = [0.0] * n
         self._start_round()
 
     # ----------------------------------------------------------------- protocol
@@ -272,9 +261,6 @@ class BidSpoofState(State):
             return not self.bids and player == self.starter
         return all(p != player for p, _ in self.bids)
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        return []
-
     def apply(self, action: int) -> None:
         player = self.current_player()
         legal = self.legal_actions(player)
@@ -299,11 +285,8 @@ class BidSpoofState(State):
         else:
             self._settle(value, player)
 
-    def returns(self) -> list[float]:
-        return list(self._returns)
-
     def clone(self) -> BidSpoofState:
-        return self._copy("coins", "holds", "bids", "history", "_returns")
+        return self._copy("coins", "holds", "bids", "history")
 
     def observation_tensor(self, player: int) -> np.ndarray:
         return self._observation(self.rules.layout, player)

@@ -3,7 +3,10 @@
 The environment documentation (rules, actions, observation, arguments) is the docstring of
 :mod:`hiddenhand.envs.egghead_v0`. The deduction engine that keeps the public knowledge
 (:class:`Knowledge`, the study's master table) lives in :mod:`.egghead_knowledge` and the
-cards and questions in :mod:`.egghead_deck`; this module plays the game over them.
+cards and questions in :mod:`.egghead_deck`; this module plays the game over them. It is
+the longest engine and stays one module: the phases of a hand (deal, questions, answers,
+reactions, calls) share the state's bookkeeping, which the encoders and the pictures read
+whole; what stands apart (the deck, the deduction tables) already lives apart.
 """
 
 from __future__ import annotations
@@ -222,18 +225,6 @@ class EggHeadRules(Rules):
         return self.params["num_players"]
 
     @property
-    def num_actions(self) -> int:
-        return self.actions.size
-
-    @property
-    def observation_size(self) -> int:
-        return self.layout.size
-
-    @property
-    def information_state_size(self) -> int:
-        return self.information_layout.size
-
-    @property
     def max_chance_outcomes(self) -> int:
         return max(len(self.hands), len(self.deck))
 
@@ -297,7 +288,6 @@ class EggHeadState(State):
         self.round_changed = False
         self._to_deal = list(range(n))
         self._player = CHANCE
-        self._returns = [0.0] * n
 
     # ----------------------------------------------------------------- protocol
     def current_player(self) -> int:
@@ -347,11 +337,8 @@ class EggHeadState(State):
         else:
             self._resolve_reactions()
 
-    def returns(self) -> list[float]:
-        return list(self._returns)
-
     def clone(self) -> EggHeadState:
-        other = self._copy("hands", "scores", "events", "dealt_at", "reactions", "_to_deal", "_returns")
+        other = self._copy("hands", "scores", "events", "dealt_at", "reactions", "_to_deal")
         other.knowledge = self.knowledge.copy()
         return other
 

@@ -90,7 +90,7 @@ winner (one-hot over P seats and a last slot for a tie), and the other seats' bi
 (one-hot, n each, in seat order; all zeros when `reveal_bids=False`). A block is filled
 when its prize is turned (the prize) and when the round ends (the rest), so the vector
 holds everything the player knows, with perfect recall, and an agent can act from it
-alone: `hiddenhand.envs.goofspiel.ObservationLayout` gives the offsets and recovers `P`
+alone: `hiddenhand.envs.goofspiel_observation.ObservationLayout` gives the offsets and recovers `P`
 from the length. The size is `1 + 2P + 3n + n(2n + P + 1 + (P-1)n)`: 590 for 13 cards and
 two players.
 
@@ -143,35 +143,20 @@ class raw_env(RulesAECEnv):
 env, parallel_env = env_factories(raw_env)
 
 
-SOLVED = {"num_players": 2, "prize_order": "random", "scoring": "point_difference", "reveal_bids": True}
-"""The configuration the exact solver covers (with any number of cards), scored as here or
-as in :data:`SOLVED_SCORINGS`."""
-SOLVED_SCORINGS = ("point_difference", "win_loss")
-
-
-def unsolved(rules: GoofspielRules) -> dict:
-    """The parameters of ``rules`` that differ from :data:`SOLVED` other than a scoring of
-    :data:`SOLVED_SCORINGS` (empty: the solver covers it)."""
-    return {
-        k: rules.params[k]
-        for k, v in SOLVED.items()
-        if rules.params[k] != v and not (k == "scoring" and rules.params[k] in SOLVED_SCORINGS)
-    }
-
-
 def _solved(rules: GoofspielRules) -> bool:
-    return not unsolved(rules)
+    """Whether the exact solver covers ``rules`` (:mod:`hiddenhand.solvers.goofspiel.coverage`,
+    imported when asked: the solver is not loaded with the env)."""
+    from hiddenhand.solvers.goofspiel.coverage import covers
+
+    return covers(rules)
 
 
 def _exploitability(rules: GoofspielRules, agent):
-    """Over positions for a Markov agent (seconds at 8 cards, minutes at 10), else the dynamic
-    programme over histories (minutes from 6 cards for an agent that reads the score; always
-    for win/loss scoring, where the score is part of every state)."""
-    from hiddenhand.solvers import gops_best_response, gops_markov
+    """:func:`hiddenhand.solvers.goofspiel.exploitability_report`: over positions for a
+    Markov agent, else over histories."""
+    from hiddenhand.solvers.goofspiel import exploitability_report
 
-    if gops_markov.is_markov(agent) and rules.scoring == "point_difference":
-        return gops_markov.exploitability(agent, rules)
-    return gops_best_response.exploitability_report(agent, rules)
+    return exploitability_report(agent, rules)
 
 
 LEVELS = ("easy", "medium", "hard")
@@ -210,7 +195,7 @@ GAME = Game(
         "about 6 cards)",
     ),
     solver=Solver(
-        "hiddenhand.solvers.gops:report",
+        "hiddenhand.solvers.goofspiel.report:report",
         _solved,
         _SOLVED,
         parameters=("num_cards", "scoring"),

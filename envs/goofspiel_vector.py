@@ -6,8 +6,8 @@
 Every configuration of ``goofspiel_v0`` is covered (2 to 6 players, every prize order and
 scoring, hidden or revealed bids) with both observations, ``"full"`` and ``"markov"``,
 exactly as the PettingZoo env gives them to the player to move (the layouts are the
-engine's, :class:`~hiddenhand.envs.goofspiel.ObservationLayout` and
-:class:`~hiddenhand.envs.goofspiel.MarkovLayout`); the rewards are the engine's returns.
+engine's, :class:`~hiddenhand.envs.goofspiel_observation.ObservationLayout` and
+:class:`~hiddenhand.envs.goofspiel_observation.MarkovLayout`); the rewards are the engine's returns.
 The bids of a round are consecutive turns, player 0 first, as in the AEC env, so the two
 can be compared move for move (``tests/test_vector_env.py`` does, on random games). The
 prize deck is the chance: each prize is drawn uniformly from those left, from the env's
@@ -72,7 +72,7 @@ POINT_DIFFERENCE, WIN_LOSS, TOTAL_POINTS = (SCORINGS.index(s) for s in ("point_d
 def config(rules: GoofspielRules) -> np.ndarray:
     """What the kernels need to know of ``rules``: sizes, codes and the layouts' offsets."""
     cfg = np.zeros(CONFIG_SIZE, dtype=np.int64)
-    full, block, markov = rules.layout, rules.layout.round, rules.markov_layout
+    full, block, markov = rules.information_layout, rules.information_layout.round, rules.markov_layout
     cfg[CARDS], cfg[PLAYERS] = rules.num_cards, rules.num_players
     cfg[ORDER], cfg[SCORING] = PRIZE_ORDERS.index(rules.prize_order), SCORINGS.index(rules.scoring)
     cfg[REVEAL], cfg[MARKOV], cfg[TOTAL] = rules.reveal_bids, rules.markov, rules.total_prize
@@ -297,7 +297,7 @@ class GoofspielVectorEnv(RulesVectorEnv):
         self._points = np.zeros(shape, dtype=np.int64)
         self._rounds = np.zeros(self.num_envs, dtype=np.int64)
         # Every player's full observation, kept up to date as the engine keeps its own (none for Markov).
-        self._full = np.zeros(shape + (0 if rules.markov else rules.layout.size,), dtype=np.float32)
+        self._full = np.zeros(shape + (0 if rules.markov else rules.information_layout.size,), dtype=np.float32)
 
     def _position(self) -> tuple[np.ndarray, ...]:
         return (

@@ -136,10 +136,6 @@ class SpoofRules(Rules):
     def num_players(self) -> int:
         return 2
 
-    @property
-    def num_actions(self) -> int:
-        return self.actions.size
-
     # Spoof's names for what ``actions`` encodes and decodes.
     def hold_action(self, hold: int) -> int:
         return self.actions.encode("hold", hold)
@@ -150,14 +146,6 @@ class SpoofRules(Rules):
     def decode_action(self, action: int) -> tuple[str, int]:
         """``("hold", k)`` or ``("bid", b)``."""
         return self.actions.decode(action)
-
-    @property
-    def observation_size(self) -> int:
-        return self.layout.size
-
-    @property
-    def information_state_size(self) -> int:
-        return self.information_layout.size
 
     @property
     def max_game_length(self) -> int:
@@ -226,7 +214,6 @@ class SpoofState(State):
         self.holds: list[int | None] = [None, None]
         self.bids: list[int | None] = [None, None]
         self.history: list[SpoofRound] = []
-        self._returns = [0.0, 0.0]
 
     # ----------------------------------------------------------------- protocol
     def current_player(self) -> int:
@@ -253,9 +240,6 @@ class SpoofState(State):
         taken = self.bids[1 - player]
         return [actions.encode("bid", b) for b in range(sum(self.matches) + 1) if b != taken]
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        return []
-
     def apply(self, action: int) -> None:
         player = self.current_player()
         legal = self.legal_actions(player)
@@ -269,11 +253,8 @@ class SpoofState(State):
         if self.bids[1 - player] is not None:
             self._resolve_round()
 
-    def returns(self) -> list[float]:
-        return list(self._returns)
-
     def clone(self) -> SpoofState:
-        return self._copy("matches", "holds", "bids", "history", "_returns")
+        return self._copy("matches", "holds", "bids", "history")
 
     def observation_tensor(self, player: int) -> np.ndarray:
         return self._tensor(self.rules.layout, player)

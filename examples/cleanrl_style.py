@@ -1,4 +1,4 @@
-"""A CleanRL-style actor-critic on one seat of any of our games (``hiddenhand.training.SingleAgentEnv``).
+"""A CleanRL-style actor-critic on one seat of any of our games (``hiddenhand.gymnasium_env.SingleAgentEnv``).
 
 A single-file loop written for plain Gymnasium needs five lines more for our games, marked
 ``(1)`` to ``(5)``: (1) Gymnasium's same-step autoreset, which CleanRL's loops assume (the step
@@ -22,7 +22,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from hiddenhand.agents import RandomAgent
-from hiddenhand.training import SingleAgentEnv
+from hiddenhand.gymnasium_env import SingleAgentEnv
 
 
 def make_env(game: str, **params):

@@ -4,7 +4,7 @@ equilibrium player's head-to-head results against each of the others.
 Run: ``python examples/gops_report.py [--sizes 4 5 6 7 8] [--history-max 7] [--match-sizes 8 10]
 [--games 2000] [--solution gops13.npz]``. Every agent but ``hard`` is Markov (it reads
 neither the score nor the history), so its exploitability and its value against the
-equilibrium are computed exactly over positions (:mod:`hiddenhand.solvers.gops_markov`);
+equilibrium are computed exactly over positions (:mod:`hiddenhand.solvers.goofspiel.positions`);
 ``hard`` reads the score, so it takes the dynamic programme over histories, up to
 ``--history-max`` cards, and sampled games against the equilibrium.
 """
@@ -17,8 +17,7 @@ import time
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent
 from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.envs.goofspiel import GoofspielRules
-from hiddenhand.solvers import gops_markov
-from hiddenhand.solvers.gops import GopsSolution, exploitability
+from hiddenhand.solvers.goofspiel import exploitability, load, positions
 from hiddenhand.training import head_to_head
 
 NAMES = ("random", "easy", "medium", "hard", "equilibrium")
@@ -47,12 +46,12 @@ def main() -> None:
         cells = []
         for name in NAMES:
             agent = make(name, n)
-            if not gops_markov.is_markov(agent) and n > args.history_max:
+            if not positions.is_markov(agent) and n > args.history_max:
                 cells.append(f"{'—':>20}")
                 continue
             start = time.perf_counter()
-            if gops_markov.is_markov(agent):
-                value = gops_markov.exploitability(agent, n, progress=False).value
+            if positions.is_markov(agent):
+                value = positions.exploitability(agent, n, progress=False).value
             else:
                 value = exploitability(agent, n)
             cells.append(f"{value:>11.4g} ({time.perf_counter() - start:>5.1f} s)")
@@ -60,22 +59,22 @@ def main() -> None:
 
     solutions = {}
     if args.solution:
-        loaded = GopsSolution.load(args.solution)
+        loaded = load(args.solution)
         solutions[loaded.num_cards] = loaded
     print(
         "\nEquilibrium against each agent: its mean point difference, exact over positions for Markov agents "
-        f"(up to {gops_markov.MAX_CARDS} cards), else ± 95% interval and wins-draws-losses of {args.games} games"
+        f"(up to {positions.MAX_CARDS} cards), else ± 95% interval and wins-draws-losses of {args.games} games"
     )
     for n in sorted(set(args.match_sizes) | set(solutions)):
         rules = GoofspielRules(num_cards=n)
         eq = make("equilibrium", n, solutions.get(n))
         for name in NAMES[:-1]:
             agent = make(name, n)
-            if gops_markov.is_markov(agent) and n <= gops_markov.MAX_CARDS:
+            if positions.is_markov(agent) and n <= positions.MAX_CARDS:
                 start = time.perf_counter()
                 # Both read the Markov observation too: one seat's queries, not two.
                 markov = GoofspielRules(num_cards=n, observation="markov")
-                exact = gops_markov.value(eq, agent, markov, progress=False)
+                exact = positions.value(eq, agent, markov, progress=False)
                 print(
                     f"  {n:>2} cards vs {name:<7} {exact:+8.4f} exact ({time.perf_counter() - start:.1f} s)", flush=True
                 )

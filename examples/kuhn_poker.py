@@ -30,26 +30,25 @@ LAYOUT = Layout([("player", 2), ("card", len(CARDS)), ("bets", (3, 2))])
 
 
 class KuhnRules(Rules):
-    """Kuhn poker has no parameters; a game with some takes them as keyword arguments
-    with defaults, validates them and passes them to ``super().__init__``."""
+    """Kuhn poker has no parameters, so it needs no ``__init__``; a game with some takes
+    them as keyword arguments with defaults, validates them and passes them to
+    ``super().__init__``. ``Rules`` reads the observation size off ``layout``."""
 
     name = "kuhn_poker"
     num_players = 2  # plain class attributes satisfy the abstract properties
     num_actions = 2
-    observation_size = LAYOUT.size
+    layout = LAYOUT
     max_chance_outcomes = len(CARDS)
     max_game_length = 3  # pass, bet, call
     utility_range = (-2.0, 2.0)  # also the forfeit paid for an illegal move in env()
-
-    def __init__(self) -> None:
-        super().__init__()
 
     def new_initial_state(self) -> KuhnState:
         return KuhnState(self)
 
 
 class KuhnState(State):
-    """A position: the cards dealt and the bets made. ``State`` supplies the rest."""
+    """A position: the cards dealt and the bets made. ``State`` supplies the rest (the
+    returns ``_finish`` recorded, zeros before the end, among them)."""
 
     def __init__(self, rules: KuhnRules) -> None:
         self.rules = rules
@@ -88,9 +87,6 @@ class KuhnState(State):
             else:  # a showdown for the antes, and the bets if there were two
                 winner, stake = int(self.cards[1] > self.cards[0]), 1.0 + (BET in b)
             self._finish([stake, -stake] if winner == 0 else [-stake, stake])
-
-    def returns(self) -> list[float]:
-        return list(self._returns) if self._over else [0.0, 0.0]
 
     def clone(self) -> KuhnState:
         return self._copy("cards", "bets")

@@ -13,7 +13,8 @@ end_the_command_on_ctrl_c()  # the imports below take a second: Ctrl-C in them e
 
 from hiddenhand import (  # noqa: E402
     envs,  # registers our games
-    openspiel,  # registers every game registered so far with OpenSpiel
+    openspiel,
+    registry,
 )
 from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, Rules, State  # noqa: E402
 from hiddenhand.registry import (  # noqa: E402
@@ -28,6 +29,7 @@ from hiddenhand.registry import (  # noqa: E402
     register,
 )
 
+registry.subscribe(openspiel.register_game)  # every game, registered so far or later, with OpenSpiel
 load_entry_points()
 
 __version__ = "0.1.0"

@@ -4,9 +4,10 @@ A game is a :class:`Rules` object (immutable configuration, validated on constru
 that makes :class:`State` objects. States are sequential with explicit chance: a
 simultaneous move (a Goofspiel bid) is a run of consecutive turns whose actions stay
 hidden from the other players until the reveal, which is what the information states
-encode. The PettingZoo environments, the OpenSpiel adapter and the terminal game (and,
-to come, a Gymnasium face) are written once over this protocol, so a new game gets all
-of them by implementing it.
+encode. The PettingZoo environments, the OpenSpiel adapter, the Gymnasium face and the
+terminal game are written once over this protocol, so a new game gets all of them by
+implementing it. What every game would otherwise repeat has a default here: the returns
+before the end, no chance outcomes, and the sizes read off the declared layouts.
 
 Player ids follow OpenSpiel's conventions, so the adapter passes them through unchanged.
 """
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hiddenhand.layout import ActionCodec, Layout
 from hiddenhand.picture import Table
 from hiddenhand.validation import integer_text, shown
 
@@ -88,15 +90,29 @@ class Rules(abc.ABC):
     @abc.abstractmethod
     def num_players(self) -> int: ...
 
-    @property
-    @abc.abstractmethod
-    def num_actions(self) -> int:
-        """Number of distinct player actions; actions are ``0 .. num_actions - 1``."""
+    actions: ActionCodec | None = None
+    """The player actions, declared once (:class:`~hiddenhand.layout.ActionCodec`): the
+    default :attr:`num_actions` is its size."""
+
+    layout: Layout | None = None
+    """The observation vector, declared once (:class:`~hiddenhand.layout.Layout`): the
+    default :attr:`observation_size` is its size."""
+
+    information_layout: Layout | None = None
+    """The perfect-recall information-state vector, where it is not the observation: the
+    default :attr:`information_state_size` is its size (the observation's without one)."""
 
     @property
-    @abc.abstractmethod
+    def num_actions(self) -> int:
+        """Number of distinct player actions; actions are ``0 .. num_actions - 1``. By default
+        the size of the declared :attr:`actions`; a game without a codec sets this instead."""
+        return self._declared("actions", "num_actions").size
+
+    @property
     def observation_size(self) -> int:
-        """Length of the flat float32 observation vector of every player."""
+        """Length of the flat float32 observation vector of every player: by default the size
+        of the declared :attr:`layout`."""
+        return self._declared("layout", "observation_size").size
 
     observation_is_information_state: ClassVar[bool] = True
     """Whether the observation vector is the perfect-recall information state. Games whose
@@ -106,8 +122,17 @@ class Rules(abc.ABC):
 
     @property
     def information_state_size(self) -> int:
-        """Length of :meth:`State.information_state_tensor` (the observation's by default)."""
-        return self.observation_size
+        """Length of :meth:`State.information_state_tensor`: the size of the declared
+        :attr:`information_layout`, or the observation's when there is none."""
+        return self.observation_size if self.information_layout is None else self.information_layout.size
+
+    def _declared(self, name: str, size: str) -> Any:
+        """The declaration ``name`` that the default of the property ``size`` reads, or an
+        error saying what to declare."""
+        declared = getattr(self, name)
+        if declared is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no {name}: set {name} or define {size}")
+        return declared
 
     @property
     def max_chance_outcomes(self) -> int:
@@ -179,17 +204,18 @@ class State(abc.ABC):
         ``player=None`` these are the chance outcomes' actions.
         """
 
-    @abc.abstractmethod
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        """``(action, probability)`` pairs at a chance node; empty elsewhere."""
+        """``(action, probability)`` pairs at a chance node; empty elsewhere. A game with
+        chance overrides it; one without has no chance node, so the default is empty."""
+        return []
 
     @abc.abstractmethod
     def apply(self, action: int) -> None:
         """Play ``action`` for the player to move (or chance); raises :class:`IllegalActionError`."""
 
-    @abc.abstractmethod
     def returns(self) -> list[float]:
-        """Each player's total return; zeros before the end."""
+        """Each player's total return: what :meth:`_finish` recorded, zeros before the end."""
+        return list(self._returns) if self._over else [0.0] * self.rules.num_players
 
     @abc.abstractmethod
     def clone(self) -> State: ...

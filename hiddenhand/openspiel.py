@@ -1,9 +1,10 @@
 """The OpenSpiel face: one generic adapter from any game's :class:`~hiddenhand.core.Rules`
 to a ``pyspiel.Game``.
 
-``import hiddenhand`` registers every game (ours, and any registered with
-:func:`hiddenhand.register`) as ``hiddenhand_<game>``, with the env's keyword arguments as
-its parameters (same names, same defaults)::
+``import hiddenhand`` subscribes :func:`register_game` to the registry, so every game (ours,
+and any registered with :func:`hiddenhand.register`, before or after) is registered as
+``hiddenhand_<game>``, with the env's keyword arguments as its parameters (same names, same
+defaults)::
 
     import hiddenhand, pyspiel
     game = pyspiel.load_game("hiddenhand_goofspiel(num_cards=4,reveal_bids=false)")
@@ -41,10 +42,10 @@ from open_spiel.python import policy as policy_lib
 from hiddenhand.core import Rules, State, decision_states, depth_first
 from hiddenhand.exploitability import Exploitability
 from hiddenhand.pettingzoo_env import RulesAECEnv
-from hiddenhand.registry import Game, games, get
+from hiddenhand.registry import Game, get
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
 
 _PREFIX = "hiddenhand_"
 
@@ -311,11 +312,9 @@ def exploitability(rules: Rules, agent: Agent) -> Exploitability:
 
 
 def register_game(game: Game) -> None:
-    """Register a declared game with OpenSpiel as ``hiddenhand_<name>`` (once)."""
+    """Register a declared game with OpenSpiel as ``hiddenhand_<name>`` (once): the listener
+    ``import hiddenhand`` subscribes to the registry (:func:`hiddenhand.registry.subscribe`),
+    so that every game, registered before or after, is loadable by OpenSpiel."""
     if game.openspiel_name not in pyspiel.registered_names():
         rules_class = game.rules_class
         pyspiel.register_game(_game_type(rules_class(), rules_class), _game_class(game.name))
-
-
-for _game in games().values():  # later registrations call register_game themselves
-    register_game(_game)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hiddenhand.core import Rules
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
     from hiddenhand.exploitability import Exploitability
     from hiddenhand.pettingzoo_env import RulesAECEnv
 
@@ -273,13 +273,27 @@ class Game:
 
 
 _GAMES: dict[str, Game] = {}
+_LISTENERS: list[Callable[[Game], None]] = []
+
+
+def subscribe(listener: Callable[[Game], None]) -> None:
+    """Call ``listener(game)`` for every game registered so far and for every game
+    registered from now on (a declaration registered again included): how a face that keeps
+    its own registry (OpenSpiel's) follows this one. Subscribing the same listener twice
+    changes nothing."""
+    if listener in _LISTENERS:
+        return
+    _LISTENERS.append(listener)
+    for game in _GAMES.values():
+        listener(game)
 
 
 def register(game: Game) -> Game:
-    """Make ``game`` known to every face: PettingZoo's registry (AEC, and Parallel: a game
+    r"""Make ``game`` known to every face: PettingZoo's registry (AEC, and Parallel: a game
     that is not simultaneous has one that says why it has none), OpenSpiel, the command
-    line. Registering the same declaration again (the same env class name and title: a
-    script re-run) replaces it; another game under a taken name is refused."""
+    line, and every other :func:`subscribe`\ d listener. Registering the same declaration
+    again (the same env class name and title: a script re-run) replaces it; another game
+    under a taken name is refused."""
     if not isinstance(game, Game):
         raise TypeError(f"register() takes a hiddenhand.Game, not {type(game).__name__}")
     known = _GAMES.get(game.name)
@@ -291,8 +305,8 @@ def register(game: Game) -> Game:
         # The same declaration run again (a script or notebook cell re-run): the new one replaces it.
     _GAMES[game.name] = game
     _register_pettingzoo(game, replace=known is not None)
-    if "hiddenhand.openspiel" in sys.modules:  # otherwise it registers every game on import
-        sys.modules["hiddenhand.openspiel"].register_game(game)
+    for listener in _LISTENERS:
+        listener(game)
     return game
 
 
@@ -364,4 +378,5 @@ __all__ = [
     "get",
     "register",
     "resolve",
+    "subscribe",
 ]

@@ -38,7 +38,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation
+from hiddenhand.agent import Agent, Observation
 from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
 from hiddenhand.pettingzoo_env import env_factories
 from hiddenhand.registry import games, get

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.core import Rules, advance
 from hiddenhand.interrupt import Interrupted
 

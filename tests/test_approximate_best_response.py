@@ -7,7 +7,7 @@ import pytest
 
 from hiddenhand.agents import RandomAgent
 from hiddenhand.envs.goofspiel import GoofspielRules
-from hiddenhand.solvers.gops_best_response import best_response_value
+from hiddenhand.solvers.goofspiel.histories import best_response_value
 from hiddenhand.training.best_response import approximate_exploitability
 
 THREE_CARDS = GoofspielRules(num_cards=3)

@@ -184,7 +184,7 @@ def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_
     and plays every heuristic (hard included, which reads the score) and the equilibrium."""
     from dataclasses import replace
 
-    from hiddenhand.solvers.gops import solve
+    from hiddenhand.solvers.goofspiel import solve
 
     solution = solve(5, progress=False).save(tmp_path / "gops5.npz")
     budget = replace(TINY, big_steps=600, big_cards=5, name="tiny")
@@ -200,7 +200,7 @@ def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_
 
 
 def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
-    from hiddenhand.solvers.gops import solve
+    from hiddenhand.solvers.goofspiel import solve
 
     solution = solve(4, progress=False).save(tmp_path / "gops4.npz")
     with pytest.raises(ValueError, match="solves num_cards=4; the benchmark plays 13 cards"):

@@ -36,8 +36,8 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import hiddenhand.openspiel as ho
 from hiddenhand.agents import PolicyAgent, RandomAgent
 from hiddenhand.core import CHANCE, IllegalActionError, sample_chance
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import games
-from hiddenhand.training import SingleAgentEnv
 from hiddenhand.training.cfr import train_cfr
 
 

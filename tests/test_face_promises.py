@@ -12,8 +12,8 @@ import pytest
 from conftest import quiet_warnings, tiny
 
 from hiddenhand.agents import RandomAgent
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import games
-from hiddenhand.training import SingleAgentEnv
 
 GAMES = [pytest.param(game, id=name) for name, game in games().items()]
 SIMULTANEOUS = [p for p in GAMES if p.values[0].simultaneous]

@@ -26,7 +26,7 @@ from hiddenhand.files import (
     remove_stale_temps,
     save_npz,
 )
-from hiddenhand.solvers.gops import GopsSolution, solve
+from hiddenhand.solvers.goofspiel import PointsSolution, solve
 
 ROOT = os.geteuid() == 0  # root ignores permissions
 
@@ -178,38 +178,38 @@ def solution():
 
 def test_solution_files_detect_damage_and_read_per_level_checksums(tmp_path, solution):
     path = solution.save(tmp_path / "gops4.npz")
-    assert GopsSolution.load(path).value((1, 3), (2, 4), (1, 2)) == solution.value((1, 3), (2, 4), (1, 2))
+    assert PointsSolution.load(path).value((1, 3), (2, 4), (1, 2)) == solution.value((1, 3), (2, 4), (1, 2))
     good = path.read_bytes()
     rewrite_npz(path, level_3=np.asarray(solution.levels[3]) + 1e-9)
-    refused(path, lambda: GopsSolution.load(path), match="fails its checksum")
+    refused(path, lambda: PointsSolution.load(path), match="fails its checksum")
     # A file of this format without its checksum is damaged (format 2 came after whole-file
     # checksums), although its per-level sums still match: refused, naming it.
     path.write_bytes(good)
     rewrite_npz(path, sha256=None)
-    refused(path, lambda: GopsSolution.load(path), match="has no checksum")
+    refused(path, lambda: PointsSolution.load(path), match="has no checksum")
     # A format-1 file as written before whole-file checksums (every pattern, per-level sums,
     # no scoring) still loads, verified by its per-level checksums...
     levels = {f"level_{k}": np.asarray(level) for k, level in enumerate(solution.levels)}
     legacy = {"format": 1, "num_cards": 4, "sha256": [digest(level) for level in levels.values()]}
     np.savez(path, meta=np.array(json.dumps(legacy)), **levels)
-    assert GopsSolution.load(path).value((1, 3), (2, 4), (1, 2)) == solution.value((1, 3), (2, 4), (1, 2))
+    assert PointsSolution.load(path).value((1, 3), (2, 4), (1, 2)) == solution.value((1, 3), (2, 4), (1, 2))
     rewrite_npz(path, level_2=levels["level_2"] * 2)
-    refused(path, lambda: GopsSolution.load(path), match="fails its checksum")
+    refused(path, lambda: PointsSolution.load(path), match="fails its checksum")
     # ...but not one that claims a scoring (win/loss files came after whole-file checksums),
     rewrite_npz(path, level_2=levels["level_2"], meta=np.array(json.dumps(legacy | {"scoring": "point_difference"})))
-    refused(path, lambda: GopsSolution.load(path), match="has no checksum")
+    refused(path, lambda: PointsSolution.load(path), match="has no checksum")
     # and one without any checksum is refused with the reason, not a KeyError.
     path.write_bytes(good)
     meta = {"format": 1, "num_cards": 4}
     rewrite_npz(path, sha256=None, meta=np.array(json.dumps(meta)))
-    refused(path, lambda: GopsSolution.load(path), match="has no checksum")
+    refused(path, lambda: PointsSolution.load(path), match="has no checksum")
     save_npz(path, {"format": 1}, {"level_0": np.zeros((1, 1))})
-    assert "lacks meta 'num_cards'" in refused(path, lambda: GopsSolution.load(path))
+    assert "lacks meta 'num_cards'" in refused(path, lambda: PointsSolution.load(path))
     save_npz(path, {"format": 1, "num_cards": 4}, {"level_0": np.zeros((1, 1))})
-    assert "lacks level_1, level_2, level_3, level_4" in refused(path, lambda: GopsSolution.load(path))
+    assert "lacks level_1, level_2, level_3, level_4" in refused(path, lambda: PointsSolution.load(path))
     # A policy file is not a solution, and the reverse.
     policy = small_policy().save(tmp_path / "policy.npz")
-    refused(policy, lambda: GopsSolution.load(policy), match="lacks meta 'format', meta 'num_cards'")
+    refused(policy, lambda: PointsSolution.load(policy), match="lacks meta 'format', meta 'num_cards'")
     path.write_bytes(good)
     refused(path, lambda: PolicyAgent.load(path), match="lacks meta 'game', meta 'params'")
 
@@ -394,7 +394,7 @@ def read_only(directory: Path):
 
 
 def test_a_read_only_directory_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
-    import hiddenhand.solvers.gops as gops
+    import hiddenhand.solvers.goofspiel.report as gops
 
     locked = tmp_path / "locked"
     locked.mkdir()
@@ -417,7 +417,7 @@ def test_a_read_only_directory_is_refused_before_the_work(tmp_path, monkeypatch,
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc file system here")
 def test_a_path_not_even_root_can_create_is_refused_before_the_work(monkeypatch, capsys):
     """/proc takes no new entries, whatever permissions say (root's included)."""
-    import hiddenhand.solvers.gops as gops
+    import hiddenhand.solvers.goofspiel.report as gops
 
     monkeypatch.setattr(gops, "solve", lambda *a, **k: pytest.fail("the solve started before the check"))
     out = "/proc/no/such/dir/x.npz"
@@ -450,7 +450,7 @@ def test_ppo_directories_detect_damage(tmp_path):
 
     from hiddenhand.agents import RandomAgent
     from hiddenhand.agents.ppo import PPOAgent
-    from hiddenhand.training.single_agent import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     env = SingleAgentEnv("goofspiel", RandomAgent(), num_cards=3)
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, device="cpu")

@@ -5,7 +5,8 @@ import pytest
 from conftest import decisions, play_out
 
 from hiddenhand.core import CHANCE, IllegalActionError
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView, scores_to_returns
+from hiddenhand.envs.goofspiel import GoofspielRules, scores_to_returns
+from hiddenhand.envs.goofspiel_observation import GoofspielView
 
 
 def test_seed_example_opening_rounds():

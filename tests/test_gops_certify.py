@@ -1,4 +1,4 @@
-"""Certifying Goofspiel solutions (``hiddenhand.solvers.gops_certify``), with and without the
+"""Certifying Goofspiel solutions (``hiddenhand.solvers.goofspiel.certificate``), with and without the
 stored optimal bases, and the bulk strategy table, held to the reference dynamic programme
 over hands, to the simplex and to per-position queries."""
 
@@ -10,9 +10,11 @@ import pytest
 
 from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.cli import main
-from hiddenhand.solvers.gops import GopsSolution, pattern_of, save_level, solve
-from hiddenhand.solvers.gops_best_response import exploitability
-from hiddenhand.solvers.gops_certify import certify
+from hiddenhand.solvers.goofspiel import PointsSolution, solve
+from hiddenhand.solvers.goofspiel.certificate import certify
+from hiddenhand.solvers.goofspiel.histories import exploitability
+from hiddenhand.solvers.goofspiel.patterns import pattern_of
+from hiddenhand.solvers.goofspiel.storage import save_level
 from hiddenhand.solvers.matrix_game import solve_game, strategies_from_basis, value_and_basis
 
 
@@ -21,11 +23,11 @@ def solutions():
     return {n: solve(n, progress=False) for n in range(2, 9)}
 
 
-def noised(solution: GopsSolution, k: int, seed: int = 0) -> GopsSolution:
+def noised(solution: PointsSolution, k: int, seed: int = 0) -> PointsSolution:
     """``solution`` with the values of level ``k`` disturbed: the strategies of level k + 1 change."""
     levels = [level.copy() for level in solution.levels]
     levels[k] = levels[k] + np.random.default_rng(seed).normal(0.0, 1.0, levels[k].shape)
-    return GopsSolution(solution.num_cards, levels)
+    return PointsSolution(solution.num_cards, levels)
 
 
 def test_the_row_strategy_survives_a_round_off_pivot():
@@ -75,7 +77,7 @@ def test_the_residual_catches_values_that_keep_the_strategies(solutions):
     there shifts by that constant), so only the residual notices."""
     levels = [level.copy() for level in solutions[6].levels]
     levels[3] += 0.25
-    found = certify(GopsSolution(6, levels), progress=False)
+    found = certify(PointsSolution(6, levels), progress=False)
     assert abs(found.exploitability) < 1e-9
     assert found.residual == pytest.approx(0.25, abs=1e-9)
 

@@ -9,11 +9,12 @@ from conftest import play_out
 import hiddenhand
 from hiddenhand.agents import GopsEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
 from hiddenhand.agents.base import Agent
-from hiddenhand.envs.goofspiel import GoofspielRules, GoofspielView
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import GoofspielView, position_observations
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, tabular_policy
 from hiddenhand.openspiel import exploitability as openspiel_exploitability
-from hiddenhand.solvers import gops_markov
-from hiddenhand.solvers.gops_best_response import best_response_value
+from hiddenhand.solvers.goofspiel import positions
+from hiddenhand.solvers.goofspiel.histories import best_response_value
 
 GOOFSPIEL = hiddenhand.games()["goofspiel"]
 
@@ -27,7 +28,7 @@ def untrained_ppo(rules, seed=0):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from hiddenhand.training.single_agent import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(seed)
     env = SingleAgentEnv("goofspiel", lambda rng: [RandomAgent()], **rules.params)
@@ -63,8 +64,8 @@ def test_the_markov_observation_is_refused_where_the_position_is_not_enough(bad)
 
 
 def test_heuristics_declare_what_they_read_and_hard_refuses_the_markov_observation():
-    assert gops_markov.is_markov(make_agent("goofspiel", "medium")) and gops_markov.is_markov(RandomAgent())
-    assert not gops_markov.is_markov(make_agent("goofspiel", "hard"))
+    assert positions.is_markov(make_agent("goofspiel", "medium")) and positions.is_markov(RandomAgent())
+    assert not positions.is_markov(make_agent("goofspiel", "hard"))
     state = markov(5).new_initial_state()
     state.apply(4)
     assert make_agent("goofspiel", "medium").policy(state.observation(0)).sum() == pytest.approx(1)
@@ -91,8 +92,8 @@ def test_position_observations_are_the_engines_own(observation, n):
             if seat == 1:
                 state.apply(state.legal_actions()[0])  # player 0's hidden bid
             own, other = (mask[1], mask[2]) if seat == 0 else (mask[2], mask[1])
-            got = rules.position_observations(
-                np.array([own]), np.array([other]), np.array([prizes]), np.array([upcard - 1]), seat
+            got = position_observations(
+                rules, np.array([own]), np.array([other]), np.array([prizes]), np.array([upcard - 1]), seat
             )
             assert np.array_equal(got["observation"][0], state.observation_tensor(seat))
             assert np.array_equal(got["action_mask"][0], state.action_mask(seat))
@@ -160,7 +161,7 @@ def test_ppo_batches_equal_sb3_contribs_own_distribution():
             torch.as_tensor(batch["observation"]), action_masks=batch["action_mask"].astype(bool)
         )
     np.testing.assert_allclose(agent.policy_batch(batch), dist.distribution.probs.numpy(), atol=1e-6)
-    assert gops_markov.is_markov(agent) and not gops_markov.is_markov(untrained_ppo(GoofspielRules(num_cards=4)))
+    assert positions.is_markov(agent) and not positions.is_markov(untrained_ppo(GoofspielRules(num_cards=4)))
 
 
 # ------------------------------------------------------------------ exploitability over positions
@@ -176,7 +177,7 @@ def test_positions_equal_the_dynamic_programme_over_histories(name, n):
     # A PPO agent on the full observation reads the history: only its Markov kind is measured here.
     for rules in (markov(n),) if name == "ppo" else (GoofspielRules(num_cards=n), markov(n)):
         agent = untrained_ppo(rules, seed=n) if name == "ppo" else make_agent("goofspiel", name, rules)
-        measured = gops_markov.exploitability(agent, rules, progress=False)
+        measured = positions.exploitability(agent, rules, progress=False)
         np.testing.assert_allclose(measured.per_seat, _reference(agent, rules), atol=1e-9)
         assert measured.exact and measured.value == pytest.approx(sum(measured.per_seat) / 2)
 
@@ -185,7 +186,7 @@ def test_positions_equal_the_dynamic_programme_over_histories(name, n):
 def test_positions_equal_openspiels_exact_best_response(name):
     rules = markov(4)
     agent = untrained_ppo(rules, seed=7) if name == "ppo" else make_agent("goofspiel", name, rules)
-    ours = gops_markov.exploitability(agent, rules, progress=False)
+    ours = positions.exploitability(agent, rules, progress=False)
     theirs = openspiel_exploitability(rules, agent)
     np.testing.assert_allclose(ours.per_seat, theirs.per_seat, atol=1e-9)
 
@@ -205,7 +206,7 @@ def test_a_seat_dependent_agent_is_measured_seat_by_seat():
             return weights / weights.sum()
 
     rules = GoofspielRules(num_cards=4)
-    ours = gops_markov.exploitability(BySeat(), rules, progress=False)
+    ours = positions.exploitability(BySeat(), rules, progress=False)
     theirs = openspiel_exploitability(rules, BySeat())
     np.testing.assert_allclose(ours.per_seat, theirs.per_seat, atol=1e-9)
     assert abs(ours.per_seat[0] - ours.per_seat[1]) > 0.1
@@ -213,16 +214,16 @@ def test_a_seat_dependent_agent_is_measured_seat_by_seat():
 
 @pytest.mark.parametrize("n", range(2, 9))
 def test_the_equilibrium_is_unexploitable_over_positions(n):
-    assert gops_markov.exploitability(GopsEquilibriumAgent(n), markov(n), progress=False).value < 1e-9
+    assert positions.exploitability(GopsEquilibriumAgent(n), markov(n), progress=False).value < 1e-9
 
 
 def test_agents_that_read_the_score_are_refused_and_large_games_named():
     with pytest.raises(ValueError, match="may read the score or the history"):
-        gops_markov.exploitability(make_agent("goofspiel", "hard"), 4, progress=False)
+        positions.exploitability(make_agent("goofspiel", "hard"), 4, progress=False)
     with pytest.raises(ValueError, match="up to 10 cards"):
-        gops_markov.exploitability(RandomAgent(), 11, progress=False)
+        positions.exploitability(RandomAgent(), 11, progress=False)
     with pytest.raises(ValueError, match="differs in"):
-        gops_markov.exploitability(RandomAgent(), GoofspielRules(num_cards=4, num_players=3), progress=False)
+        positions.exploitability(RandomAgent(), GoofspielRules(num_cards=4, num_players=3), progress=False)
 
 
 def test_the_declared_exploitability_dispatches_on_what_the_agent_reads():
@@ -244,8 +245,8 @@ def test_values_over_positions_equal_openspiels_expected_returns(observation):
     mine, theirs = tabular_policy(game, agent), tabular_policy(game, opponent)
     seat0 = pyspiel.expected_returns(root, [mine, theirs], -1, True)[0]
     seat1 = pyspiel.expected_returns(root, [theirs, mine], -1, True)[1]
-    assert gops_markov.value(agent, opponent, rules, progress=False) == pytest.approx((seat0 + seat1) / 2, abs=1e-9)
-    assert gops_markov.value(agent, agent, rules, progress=False) == pytest.approx(0.0, abs=1e-12)
+    assert positions.value(agent, opponent, rules, progress=False) == pytest.approx((seat0 + seat1) / 2, abs=1e-9)
+    assert positions.value(agent, agent, rules, progress=False) == pytest.approx(0.0, abs=1e-12)
 
 
 # ------------------------------------------------------------------ the command

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hiddenhand.solvers.gops import GopsSolution
+from hiddenhand.solvers.goofspiel import PointsSolution
 
 TABLE = Path(__file__).resolve().parent / "data" / "gops_first_move_n13.csv"
 PRINTED = Path(__file__).resolve().parent / "data" / "gops_lp_paper_n13_printed.txt"
@@ -28,7 +28,7 @@ def test_the_table_is_the_printed_text_transcribed():
 
 @pytest.mark.skipif("HIDDENHAND_GOPS13" not in os.environ, reason="no 13-card solution given (HIDDENHAND_GOPS13)")
 def test_the_13_card_solution_is_the_published_table():
-    table = GopsSolution.load(os.environ["HIDDENHAND_GOPS13"], num_cards=13).first_move_table()
+    table = PointsSolution.load(os.environ["HIDDENHAND_GOPS13"], num_cards=13).first_move_table()
     difference = np.abs(table - published())
     assert difference.max() <= 1e-3  # three printed decimals, rounded or truncated, and one vertex apart
     assert (np.round(table, 3) == published()).sum() >= 160

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from hiddenhand.cli import main
-from hiddenhand.solvers.gops import solve
-from hiddenhand.solvers.gops_ray import transfer
+from hiddenhand.solvers.goofspiel import solve
+from hiddenhand.solvers.goofspiel.ray_runner import transfer
 
 pytestmark = pytest.mark.xdist_group("ray")  # one Ray instance at a time: both modules run on one worker
 

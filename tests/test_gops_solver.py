@@ -17,7 +17,8 @@ from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.files import load_npz, save_npz
-from hiddenhand.solvers.gops import GopsSolution, exploitability, level_patterns, solve
+from hiddenhand.solvers.goofspiel import PointsSolution, exploitability, solve
+from hiddenhand.solvers.goofspiel.patterns import level_patterns
 from hiddenhand.solvers.matrix_game import _error, _rebuild, solve_game
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "gops_first_move_n5.csv"
@@ -229,7 +230,7 @@ def test_bad_queries(solutions):
 
 def test_save_load_and_damaged_files(solutions, tmp_path):
     path = solutions[6].save(tmp_path / "g6.npz")
-    loaded = GopsSolution.load(path)
+    loaded = PointsSolution.load(path)
     for mine, theirs in zip(loaded.levels, solutions[6].levels):
         assert np.array_equal(mine, theirs)
     # The file keeps one pattern of each mirror pair (format 2); format-1 files, which
@@ -238,19 +239,19 @@ def test_save_load_and_damaged_files(solutions, tmp_path):
     assert meta["format"] == 2 and len(arrays["level_6"]) == len(solutions[6].indexer.halves(6)[0])
     levels = {f"level_{k}": np.asarray(level) for k, level in enumerate(solutions[6].levels)}
     old = save_npz(tmp_path / "format1.npz", {"format": 1, "num_cards": 6}, levels)
-    assert all(np.array_equal(a, b) for a, b in zip(GopsSolution.load(old).levels, solutions[6].levels))
+    assert all(np.array_equal(a, b) for a, b in zip(PointsSolution.load(old).levels, solutions[6].levels))
     assert old.stat().st_size > 1.5 * path.stat().st_size  # headers aside, twice
     with pytest.raises(ValueError, match="solves 6 cards, not 7"):
-        GopsSolution.load(path, num_cards=7)
+        PointsSolution.load(path, num_cards=7)
     data = path.read_bytes()
     (tmp_path / "short.npz").write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="truncated, corrupt"):
-        GopsSolution.load(tmp_path / "short.npz")
+        PointsSolution.load(tmp_path / "short.npz")
     flipped = bytearray(data)
     flipped[len(data) // 2] ^= 0xFF  # one byte inside a level's data
     (tmp_path / "flipped.npz").write_bytes(bytes(flipped))
     with pytest.raises(ValueError, match="checksum|corrupt"):
-        GopsSolution.load(tmp_path / "flipped.npz")
+        PointsSolution.load(tmp_path / "flipped.npz")
 
 
 def test_checkpoint_resumes_after_the_last_complete_level(tmp_path, solutions):

@@ -16,9 +16,9 @@ from hiddenhand.cli import main
 from hiddenhand.core import IllegalActionError
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.spoof import SpoofRules
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.training import head_to_head
 from hiddenhand.training.ppo_pool import train_ppo
-from hiddenhand.training.single_agent import SingleAgentEnv
 
 GAMES = [
     ("goofspiel", dict(num_cards=4)),

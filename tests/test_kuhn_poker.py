@@ -19,9 +19,10 @@ import hiddenhand
 from hiddenhand.agents import RandomAgent
 from hiddenhand.cli import main
 from hiddenhand.core import CHANCE
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.solvers.sequence_form import solve
 from hiddenhand.terminal import play_in_terminal
-from hiddenhand.training import SingleAgentEnv, train_cfr
+from hiddenhand.training import train_cfr
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "kuhn_poker.py"
 

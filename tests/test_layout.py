@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 from conftest import play_out
 
+from hiddenhand.core import TERMINAL, Rules, State
 from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.envs.egghead import EggHeadRules
-from hiddenhand.envs.goofspiel import GoofspielRules, ObservationLayout
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import ObservationLayout
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.layout import ActionCodec, Layout, one_hot_index
 
@@ -229,3 +231,64 @@ def test_egghead_observation_and_information_state_decode_to_named_pieces():
     answer = rules.information_layout.answer.decode(info["events"][0, : rules.information_layout.answer.size])
     assert answer["kind"] == 0.5 and answer["question"] == np.float32((question + 1) / len(rules.deck))
     assert info["reacted"] == 0.0 and info["awaiting_hand"] == 0.0
+
+
+class _Coin(Rules):
+    """The least a game declares: its actions and its observation; the protocol's defaults do the rest."""
+
+    name = "coin"
+    num_players = 2
+    max_game_length = 1
+    utility_range = (-1.0, 1.0)
+    actions = ActionCodec([("heads", 1), ("tails", 1)])
+    layout = Layout([("seat", 2), ("call", 2)])
+
+    def new_initial_state(self):
+        return _CoinState(self)
+
+
+class _CoinState(State):
+    def __init__(self, rules):
+        self.rules = rules
+
+    def current_player(self):
+        return TERMINAL if self._over else 0
+
+    def legal_actions(self, player=None):
+        return [] if self._over or player not in (None, 0) else [0, 1]
+
+    def apply(self, action):
+        self._finish([1.0, -1.0] if action == 0 else [-1.0, 1.0])
+
+    def clone(self):
+        return self._copy()
+
+    def information_state_string(self, player):
+        return f"p{player}"
+
+    def observation_tensor(self, player):
+        return self.rules.layout.zeros()[0]
+
+    def action_to_string(self, player, action):
+        return self.rules.actions.decode(action)[0]
+
+    def render(self, viewer=None):
+        return ""
+
+
+def test_the_protocol_supplies_what_every_game_would_repeat():
+    """Sizes read off the declared codec and layouts, no chance outcomes, zero returns until
+    ``_finish`` records them; and a game that declares neither is told what to declare."""
+    rules = _Coin()
+    assert (rules.num_actions, rules.observation_size, rules.information_state_size) == (2, 4, 4)
+    rules.information_layout = Layout([("seat", 2), ("calls", (3, 2))])
+    assert (rules.observation_size, rules.information_state_size) == (4, 8)
+    state = rules.new_initial_state()
+    assert state.chance_outcomes() == [] and state.returns() == [0.0, 0.0]
+    state.apply(1)
+    assert state.returns() == [-1.0, 1.0] and state.is_terminal()
+    bare = type("Bare", (_Coin,), {"actions": None, "layout": None})()
+    with pytest.raises(NotImplementedError, match="Bare declares no actions: set actions or define num_actions"):
+        _ = bare.num_actions
+    with pytest.raises(NotImplementedError, match="Bare declares no layout: set layout or define observation_size"):
+        _ = bare.observation_size

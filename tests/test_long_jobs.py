@@ -104,7 +104,7 @@ def _histories(state):
 
 @pytest.mark.parametrize("out, message", [("", "the --out path is empty"), (".", "is an existing directory")])
 def test_outputs_are_checked_before_the_solve_starts(out, message, monkeypatch, capsys):
-    import hiddenhand.solvers.gops as gops
+    import hiddenhand.solvers.goofspiel.report as gops
 
     monkeypatch.setattr(gops, "solve", lambda *a, **k: pytest.fail("the solve started before the output was checked"))
     with pytest.raises(SystemExit) as info:

@@ -11,7 +11,7 @@ import pytest
 
 from hiddenhand.agents.base import Translated
 from hiddenhand.envs.goofspiel import GoofspielRules
-from hiddenhand.solvers import gops_markov
+from hiddenhand.solvers.goofspiel import positions
 from hiddenhand.training.markov_table import Table, TableAgent, exact_q, measure, mmd_step, reach
 
 
@@ -93,10 +93,10 @@ def test_the_values_are_zero_sum_and_the_measure_agrees_for_one_table_in_both_se
     _, v = exact_q(table)
     for k in range(1, 5):
         assert np.allclose(v[k], -v[k].transpose(1, 0, 2))
-    markov = gops_markov.exploitability(TableAgent(table), GoofspielRules(num_cards=4, observation="markov"), False)
+    markov = positions.exploitability(TableAgent(table), GoofspielRules(num_cards=4, observation="markov"), False)
     # The full observation gathers and measures each seat on its own; the table reads the position it shows.
     full_rules = GoofspielRules(num_cards=4)
-    full = gops_markov.exploitability(Translated(TableAgent(table), full_rules.markov_observations), full_rules, False)
+    full = positions.exploitability(Translated(TableAgent(table), full_rules.markov_observations), full_rules, False)
     assert np.allclose(markov.per_seat, full.per_seat) and np.isclose(markov.per_seat[0], markov.per_seat[1])
     assert markov.value > 0.5
 

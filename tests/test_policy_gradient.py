@@ -70,7 +70,7 @@ def test_every_seat_is_a_sample_credited_with_what_is_still_to_come(game, params
     from sb3_contrib import MaskablePPO
 
     from hiddenhand.agents import RandomAgent
-    from hiddenhand.training import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(0)
     model = MaskablePPO("MlpPolicy", SingleAgentEnv(game, RandomAgent(), **params), seed=0, device="cpu")

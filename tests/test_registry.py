@@ -94,6 +94,22 @@ def test_declarations_are_checked():
         hiddenhand.register("spoof")
 
 
+def test_listeners_hear_of_every_game_registered_before_and_after(monkeypatch):
+    """The registry tells its subscribers explicitly (OpenSpiel's registration is one, which
+    ``import hiddenhand`` subscribes): a new listener hears of every game registered so far,
+    then of each registration, a declaration registered again included; subscribing it twice
+    changes nothing."""
+    monkeypatch.setattr(registry, "_LISTENERS", list(registry._LISTENERS))
+    monkeypatch.setattr(registry, "_GAMES", dict(registry._GAMES))
+    heard = []
+    registry.subscribe(heard.append)
+    registry.subscribe(heard.append)
+    assert [game.name for game in heard] == list(hiddenhand.games())
+    spoof = hiddenhand.games()["spoof"]
+    again = dataclasses.replace(spoof, opponent="random")  # the same game, declared again
+    assert hiddenhand.register(again) is again and heard[-1] is again and len(heard) == len(hiddenhand.games()) + 1
+
+
 def test_an_installed_package_adds_its_game_through_an_entry_point(monkeypatch):
     spoof = hiddenhand.games()["spoof"]
 

@@ -13,9 +13,9 @@ from moviepy import VideoFileClip
 
 from hiddenhand.agents import RandomAgent
 from hiddenhand.core import CHANCE, sample_chance
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.picture import HEIGHT, WIDTH, draw
 from hiddenhand.registry import games
-from hiddenhand.training import SingleAgentEnv
 
 GAMES = [pytest.param(game, id=name) for name, game in games().items()]
 

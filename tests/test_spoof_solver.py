@@ -177,3 +177,13 @@ def test_equilibrium_agent_in_play_wins_as_predicted():
     first_seat_wins = np.mean([results[g, g % 2] > 0 for g in range(len(results))])
     expected = cached_solution(2).first_bidder_win_probability(1, 2)
     assert abs(first_seat_wins - expected) < 4 * math.sqrt(expected * (1 - expected) / 4000)
+
+
+def test_the_equilibrium_agents_share_one_cache_of_solutions():
+    """Every agent module's ``cached_solution`` is a door to the one cache
+    (:func:`hiddenhand.solvers.cache.solved`): asked again, it answers from it."""
+    from hiddenhand.solvers.cache import solved
+
+    first = cached_solution(2)
+    hits = solved.cache_info().hits
+    assert cached_solution(2) is first and solved.cache_info().hits == hits + 1

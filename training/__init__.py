@@ -4,11 +4,9 @@ benchmark that measures every kind of agent against the exact equilibria."""
 
 from hiddenhand.training.cfr import train_cfr
 from hiddenhand.training.evaluation import MatchResult, head_to_head, play_game, play_games, round_robin, tournament
-from hiddenhand.training.single_agent import SingleAgentEnv
 
 __all__ = [
     "MatchResult",
-    "SingleAgentEnv",
     "head_to_head",
     "play_game",
     "play_games",

@@ -386,7 +386,7 @@ def run_benchmark(
     if unknown:
         raise ValueError(f"unknown learners {unknown}; choose from {', '.join(LEARNERS)}")
     if gops13 is not None:
-        from hiddenhand.solvers.gops import read_npz_meta
+        from hiddenhand.files import read_npz_meta
 
         cards = read_npz_meta(gops13).get(
             "num_cards"

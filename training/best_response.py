@@ -4,7 +4,7 @@ Where the game tree is too large for an exact best response (Goofspiel beyond ab
 cards for agents that read the score or the history, hidden-bid or many-player Goofspiel,
 Bid Spoof, EggHead), :func:`approximate_exploitability` trains a MaskablePPO responder in
 each seat against the frozen agent in every other seat (the Gymnasium face,
-:class:`~hiddenhand.training.single_agent.SingleAgentEnv`) and measures what it gains.
+:class:`~hiddenhand.gymnasium_env.SingleAgentEnv`) and measures what it gains.
 A trained responder is a best response only if training found one, so its gain is a LOWER
 BOUND on the exploitability, reported with a 95% interval and ``exact=False``.
 
@@ -45,8 +45,8 @@ from hiddenhand.agents.base import Agent, Observation
 from hiddenhand.agents.ppo import PPOAgent, keeping_global_rngs
 from hiddenhand.core import Rules
 from hiddenhand.exploitability import Exploitability
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.training.evaluation import play_game
-from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_int
 
 ENVS = 8

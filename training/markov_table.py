@@ -10,9 +10,9 @@ logits per position, updated with Q-values computed exactly at every position, h
 the second kind of trouble, so whether *it* converges under the project's own measure says
 which kind it is (``benchmarks/diagnose_selfplay.py`` runs it and the next controls).
 
-Positions and their arrays are those of :mod:`hiddenhand.solvers.gops_markov`: at level k
+Positions and their arrays are those of :mod:`hiddenhand.solvers.goofspiel.positions`: at level k
 (cards in each hand) a position is the agent's hand ``a``, the other hand ``b`` and the
-prizes ``p`` (each a set of size k, numbered as :class:`~hiddenhand.solvers.gops_markov.Sets`
+prizes ``p`` (each a set of size k, numbered as :class:`~hiddenhand.solvers.goofspiel.patterns.Sets`
 numbers them), then the upcard, the ``u``-th card of ``p``; a policy of level k is an array
 ``[a, b, p, u, i]``, the probability of bidding the agent's ``i``-th card. The Markov
 observation has no seat and the game is symmetric, so one table serves both seats: the
@@ -34,9 +34,10 @@ import numpy as np
 from numba import njit, prange
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.envs.goofspiel import GoofspielRules, MarkovLayout
-from hiddenhand.solvers import gops_markov
-from hiddenhand.solvers.gops_markov import Sets
+from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import MarkovLayout
+from hiddenhand.solvers.goofspiel import positions as gops_markov
+from hiddenhand.solvers.goofspiel.patterns import Sets
 from hiddenhand.validation import check_int
 
 
@@ -85,7 +86,7 @@ class Table:
 
 class TableAgent(Agent):
     """A :class:`Table` as an agent on the Markov observation: Markov by construction, so
-    :func:`hiddenhand.solvers.gops_markov.exploitability` measures it exactly, through the
+    :func:`hiddenhand.solvers.goofspiel.positions.exploitability` measures it exactly, through the
     same observations it measures a network on."""
 
     uses_score = False
@@ -202,7 +203,7 @@ def mmd_step(table: Table, q: list, eta: float, alpha: float, magnet: Table | No
 
 def measure(table: Table) -> float:
     """The project's exact exploitability (NashConv / 2) of the table playing both seats, by
-    :func:`hiddenhand.solvers.gops_markov.exploitability` through its Markov observations."""
+    :func:`hiddenhand.solvers.goofspiel.positions.exploitability` through its Markov observations."""
     rules = GoofspielRules(num_cards=table.n, observation="markov")
     return gops_markov.exploitability(TableAgent(table), rules, progress=False).value
 

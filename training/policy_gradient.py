@@ -57,9 +57,9 @@ import numpy as np
 
 from hiddenhand.agents.base import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import get
 from hiddenhand.training.run import Point, Run, exact_measure
-from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
 from hiddenhand.vector import MAX_ENVS, vector_env
 

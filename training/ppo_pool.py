@@ -11,7 +11,7 @@ training clock (:class:`~hiddenhand.training.run.Run`, which writes ``curve.csv`
 
 - exploitability against the exact equilibrium where we have one: two-player Goofspiel
   (random prizes, bids shown, point difference) by the exact dynamic programme
-  (:mod:`hiddenhand.solvers.gops_best_response`); one round of two-player Spoof or Bid
+  (:mod:`hiddenhand.solvers.goofspiel.histories`); one round of two-player Spoof or Bid
   Spoof (``objective="round"``) by OpenSpiel's exact best response through the adapter
   (NashConv / 2). Elsewhere the column is empty;
 - the mean return against each heuristic, over ``eval_games`` games with seats rotated.
@@ -32,10 +32,10 @@ import numpy as np
 
 from hiddenhand.agents.base import Agent
 from hiddenhand.agents.ppo import PPOAgent
+from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import get
 from hiddenhand.training.evaluation import can_play, play_games
 from hiddenhand.training.run import Point, Run, exact_measure
-from hiddenhand.training.single_agent import SingleAgentEnv
 from hiddenhand.validation import check_choice, check_int
 
 EXPLOITABILITY = ("every", "final", "never")

@@ -30,7 +30,7 @@ from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_choice, check_int
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
 
 
 def _tabulate(rules: BidSpoofRules, form: SequenceForm, policies: tuple[Behaviour, Behaviour], table: dict) -> None:

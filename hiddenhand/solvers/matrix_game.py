@@ -10,6 +10,10 @@ column strategy is ``y * v'`` and the row strategy is read off the slack columns
 reduced costs. A saddle point is checked first, which settles most games near the end.
 Every answer is checked against the game itself, and solved again more carefully when
 round-off has grown into it (:func:`_simplex`).
+
+One module, longer than the others here, because it is one algorithm: the solve, its
+retries and rebuilds, the warm starts from a basis and the strategies read from one share
+the tableau routines, all compiled together; split, each part would import the others.
 """
 
 from __future__ import annotations

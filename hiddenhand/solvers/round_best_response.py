@@ -74,7 +74,7 @@ from hiddenhand.solvers.sequence_form import SequenceForm
 from hiddenhand.solvers.stochastic import RoundGame
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
 
 Position = tuple[Hashable, int]
 """A round-state's key (as the :class:`~.stochastic.RoundGame` names it) and the seat in its first role."""

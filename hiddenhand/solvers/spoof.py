@@ -99,7 +99,7 @@ from hiddenhand.solvers.stochastic import solve as solve_stochastic
 from hiddenhand.validation import check_int
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
 
 
 ENDING = LoopEnding(discount=0.1, weight=1e-10, threshold=1e-6)

@@ -1,9 +1,9 @@
 """Certify a Goofspiel solution: the exact exploitability of its equilibrium, from its values alone.
 
-A solution file (:class:`~hiddenhand.solvers.gops.GopsSolution`) holds only the value of
+A solution file (:class:`~hiddenhand.solvers.goofspiel.solution.PointsSolution`) holds only the value of
 every state; the equilibrium agent (:class:`~hiddenhand.agents.GopsEquilibriumAgent`)
 plays, at every position, the row player's strategy ``x`` of that position's matrix game
-(:meth:`~hiddenhand.solvers.gops.GopsSolution.strategy`, with itself as A), built from the
+(:meth:`~hiddenhand.solvers.goofspiel.solution.PointsSolution.strategy`, with itself as A), built from the
 stored values of the level below. :func:`certify` measures that agent exactly, by a second
 backward induction over the same reduced states as the solve (interleaving pattern, prize
 set), in the same compiled kernels, level by level. At pattern ``p``, prizes ``q`` and
@@ -45,7 +45,7 @@ a tiny pivot), which corrupted the row strategies of a few dozen games and the v
 up to 1.1e-6; a 9-card file solved before that fix certifies with a residual of 1.1e-6.
 
 Cost. Step 1 needs A's strategy in every matrix game, which the solve did not keep. With
-the optimal bases the solve wrote (``bases``, :mod:`hiddenhand.solvers.gops_bases`), each
+the optimal bases the solve wrote (``bases``, :mod:`~hiddenhand.solvers.goofspiel.bases`), each
 strategy is rebuilt from its basis by one small linear solve and checked against the game
 (:func:`~hiddenhand.solvers.matrix_game.strategies_from_basis`: the two strategies the
 basis gives must bracket the game's value within the simplex's own accuracy); the value in
@@ -71,8 +71,9 @@ import numpy as np
 from numba import njit
 from tqdm.auto import tqdm
 
-from hiddenhand.solvers.gops import GopsSolution, as_played, check_workers, fill_matrix, run_level, scratch
-from hiddenhand.solvers.gops_bases import load_level
+from hiddenhand.solvers.goofspiel.bases import load_level
+from hiddenhand.solvers.goofspiel.kernels import as_played, check_workers, fill_matrix, run_level, scratch
+from hiddenhand.solvers.goofspiel.solution import PointsSolution
 from hiddenhand.solvers.matrix_game import solve_into, strategies_from_basis
 
 
@@ -149,7 +150,7 @@ def _certify_level(
 
 
 def certify(
-    solution: GopsSolution,
+    solution: PointsSolution,
     *,
     workers: int | None = None,
     progress: bool = True,
@@ -158,13 +159,13 @@ def certify(
     """The exact exploitability of ``solution``'s equilibrium agent and the fixed-point
     residual of its values; see the module docstring. ``workers``: threads running the
     compiled kernel (default: every core). ``bases``: the directory a solve wrote its
-    optimal bases to (:mod:`hiddenhand.solvers.gops_bases`); levels it holds are certified
+    optimal bases to (:mod:`~hiddenhand.solvers.goofspiel.bases`); levels it holds are certified
     without the simplex, the others by re-solving every game. Point-difference solutions
     only: a win/loss one is measured by the dynamic programme over histories."""
-    if solution.scoring != GopsSolution.scoring:
+    if solution.scoring != PointsSolution.scoring:
         raise ValueError(
             f"certify covers point-difference solutions, not {solution.scoring}: measure that equilibrium with "
-            "hiddenhand.solvers.gops_best_response.exploitability_report"
+            "hiddenhand.solvers.goofspiel.histories.exploitability_report"
         )
     workers = check_workers(workers)
     folder = Path(bases) if bases is not None else None

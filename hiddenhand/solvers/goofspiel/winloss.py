@@ -1,6 +1,6 @@
-"""Exact equilibria of two-player Goofspiel scored win/loss (OpenSpiel's default scoring).
+"""The win/loss solve: exact equilibria of two-player Goofspiel scored win/loss (OpenSpiel's default).
 
-The game is :mod:`hiddenhand.solvers.gops`'s (two players, prizes in random order, bids
+The game is :mod:`~hiddenhand.solvers.goofspiel.points` solve's (two players, prizes in random order, bids
 revealed, a tied bid discards the prize) with ``scoring="win_loss"``: +1 to whoever won
 more points, -1 to the other, 0 for a tie; the value of a state is P(A wins) - P(B wins).
 What is still to be won now depends on the score as well, through the difference ``d`` of
@@ -40,75 +40,25 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 from tqdm.auto import tqdm
 
-from hiddenhand.solvers.gops import (
-    GopsSolution,
+from hiddenhand.solvers.goofspiel.kernels import as_played, check_workers, run_level, scratch
+from hiddenhand.solvers.goofspiel.patterns import (
+    Differences,
     Indexer,
-    _child,
-    _distribution,
-    _positions,
-    as_played,
-    check_workers,
+    card_positions,
+    child_pattern,
     mirror_of,
-    open_checkpoint,
     pattern_of,
-    run_level,
-    save_level,
-    scratch,
 )
-from hiddenhand.solvers.matrix_game import solve_game, value_and_basis
+from hiddenhand.solvers.goofspiel.solution import PointsSolution, WinLossSolution
+from hiddenhand.solvers.goofspiel.storage import WIN_LOSS, open_checkpoint, save_level
+from hiddenhand.solvers.matrix_game import value_and_basis
 from hiddenhand.validation import check_int
-
-SCORING = "win_loss"
-
-
-@dataclass(frozen=True)
-class Differences:
-    """Where each prize set's differences sit in a level's row of values, and which of them
-    can happen.
-
-    For prize set ``q`` (numbered as ``Indexer.prizes(k)``), the differences ``d`` from
-    ``-radius[q]`` to ``radius[q]`` are stored at ``offset[q] + radius[q] + d``; a ``d`` with
-    ``|d| > left[q]`` (the points still to be won) is decided and not stored. Within the
-    radius, ``reachable`` marks the slots whose ``d`` is a signed sum of the prizes played
-    (each won, lost or tied: +p, -p or 0); the others (a lead of 1 after prizes 2 and 4,
-    say) cannot happen in any game, are never solved and hold NaN."""
-
-    left: np.ndarray  # (prize sets,) int64: points still to be won
-    radius: np.ndarray  # (prize sets,) int64: min(points played, points left)
-    offset: np.ndarray  # (prize sets,) int64
-    width: int
-    reachable: np.ndarray  # (width,) bool
-
-    @staticmethod
-    def of(indexer: Indexer, k: int) -> Differences:
-        n = indexer.num_cards
-        total = n * (n + 1) // 2
-        prizes = indexer.prizes(k)
-        sets = np.array(list(prizes), dtype=np.int64).reshape(len(prizes), k)
-        left = sets.sum(axis=1)
-        radius = np.minimum(total - left, left)
-        sizes = 2 * radius + 1
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        # Every signed sum of the prizes played, one row per prize set: column total + d.
-        sums = np.zeros((len(sets), 2 * total + 1), dtype=bool)
-        sums[:, total] = True
-        for card in range(1, n + 1):
-            played = ~(sets == card).any(axis=1)
-            grown = sums[played].copy()
-            grown[:, card:] |= sums[played, :-card]
-            grown[:, :-card] |= sums[played, card:]
-            sums[played] = grown
-        set_of = np.repeat(np.arange(len(sets)), sizes)
-        d = np.arange(int(sizes.sum())) - offset[set_of] - radius[set_of]
-        return Differences(left, radius, offset, int(sizes.sum()), sums[set_of, total + d])
 
 
 @njit(nogil=True)
@@ -177,105 +127,21 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
     return games
 
 
-class WinLossSolution(GopsSolution):
-    """Values of every state (hands, prizes left, score difference) of ``num_cards``
-    Goofspiel scored win/loss; strategies on demand. Level ``k`` holds, for each pattern
-    that :meth:`Indexer.halves` keeps, the values of every prize set's undecided
-    differences (:class:`Differences`); a mirrored pattern is read from its mirror's row
-    (:meth:`Indexer.stored_rows`), in memory as in files, which halves both (12 cards take 15 GB)."""
-
-    scoring = SCORING
-
-    def __init__(self, num_cards, levels, level_seconds=None, level_games=None) -> None:
-        super().__init__(num_cards, levels, level_seconds)
-        self.differences = [Differences.of(self.indexer, k) for k in range(num_cards + 1)]
-        self.level_games = dict(level_games or {})
-        """Matrix games each level solved in the solve that made this object (the rest are
-        read by antisymmetry, filled by monotonicity or unreachable); resumed levels are absent."""
-
-    def level_shape(self, k: int) -> tuple[int, ...]:
-        return len(self.indexer.halves(k)[0]), self.differences[k].width
-
-    def _file_rows(self, k: int, level: np.ndarray) -> np.ndarray:
-        return level  # already the kept patterns only
-
-    def _from_file(self, k: int, level: np.ndarray, file_format: int, path) -> np.ndarray:
-        if file_format == 1:  # every pattern's row
-            full = (len(self.indexer.patterns(k)), self.differences[k].width)
-            if level.shape != full:
-                raise ValueError(f"{path}: level {k} has shape {level.shape}, expected {full}")
-            return np.ascontiguousarray(level[self.indexer.halves(k)[0]])
-        return level
-
-    def _stored(self, k: int, pattern: tuple[int, ...], prizes: tuple[int, ...], diff: int) -> float:
-        diffs = self.differences[k]
-        q = self.indexer.prizes(k)[prizes]
-        if abs(diff) > diffs.left[q]:
-            return float(np.sign(diff))
-        if abs(diff) > diffs.radius[q]:
-            raise ValueError(
-                f"diff={diff} cannot happen with prizes {list(prizes)} left: at most {int(diffs.radius[q])} "
-                "points have been played"
-            )
-        centre = diffs.offset[q] + diffs.radius[q]
-        if not diffs.reachable[centre + diff]:
-            played = sorted(set(range(1, self.num_cards + 1)) - set(prizes))
-            raise ValueError(
-                f"diff={diff} cannot happen with prizes {list(prizes)} left: the prizes played, {played}, "
-                f"won (+), lost (-) or tied (0), never add up to {diff}"
-            )
-        rows, signs = self.indexer.stored_rows(k)
-        index = self.indexer.patterns(k)[pattern]
-        sign = int(signs[index])  # -1: the mirror's row, from the other seat (as in _fill)
-        return float(sign * self.levels[k][rows[index], centre + sign * diff])
-
-    def value(self, hand_a: Iterable[int], hand_b: Iterable[int], prizes: Iterable[int], diff: int = 0) -> float:
-        """P(A wins) - P(B wins) from here on, before the next prize is turned, when A leads by
-        ``diff`` points (negative: trails)."""
-        a, b, p = self._check(hand_a, hand_b, prizes)
-        return self._stored(len(a), pattern_of(a, b), p, int(diff))
-
-    def strategy(self, hand_a, hand_b, prizes, upcard: int, diff: int = 0):
-        """The equilibrium mixed bids of A and of B once ``upcard`` is turned, A leading by
-        ``diff`` points, as ``{card: probability}``."""
-        a, b, p = self._check(hand_a, hand_b, prizes)
-        if upcard not in p:
-            raise ValueError(f"upcard={upcard} is not among the prizes {list(p)}")
-        self._stored(len(a), pattern_of(a, b), p, int(diff))  # refuses a difference that cannot happen
-        x, y = self._strategy_by_rank(pattern_of(a, b), p, upcard, int(diff))
-        return _distribution(a, x), _distribution(b, y)
-
-    def _strategy_by_rank(self, pattern, prizes, upcard, diff=0):
-        a_pos, b_pos = _positions(pattern)
-        k = len(a_pos)
-        rest = tuple(c for c in prizes if c != upcard)
-        m = np.empty((k, k))
-        for i, pa in enumerate(a_pos):
-            for j, pb in enumerate(b_pos):
-                won = (pa > pb) - (pa < pb)
-                m[i, j] = self._stored(k - 1, _child(pattern, pa, pb), rest, diff + won * upcard)
-        _, x, y = solve_game(m)
-        return x, y
-
-    def strategy_table(self, k, *, workers=None, progress=False):
-        raise ValueError("strategy tables are kept for point-difference solutions; use strategy(..., diff)")
-
-
-def head_to_head(win_loss: WinLossSolution, points: GopsSolution) -> tuple[float, float]:
+def head_to_head(win_loss: WinLossSolution, points: PointsSolution) -> tuple[float, float]:
     """The win/loss equilibrium against the points equilibrium, exactly: (mean result under
     win/loss scoring, mean point difference), both to the win/loss one. Each plays as its
     agent does (:class:`~hiddenhand.agents.GopsEquilibriumAgent`): the win/loss one reads
     the score, the points one plays its row strategy with the hands seen from its seat. The
     game is symmetric and both ignore their seat, so the seat does not matter. A recursion
     over (pattern, prizes left, difference) along the two strategies' supports."""
-    if win_loss.num_cards != points.num_cards or points.scoring != GopsSolution.scoring:
+    if win_loss.num_cards != points.num_cards or points.scoring != PointsSolution.scoring:
         raise ValueError("head_to_head takes a win/loss and a point-difference solution of the same size")
 
     @functools.cache
     def value(pattern: tuple[int, ...], prizes: tuple[int, ...], d: int) -> tuple[float, float]:
         if not prizes:
             return float(np.sign(d)), float(d)
-        a_pos, b_pos = _positions(pattern)
+        a_pos, b_pos = card_positions(pattern)
         result, difference = 0.0, 0.0
         for upcard in prizes:
             rest = tuple(c for c in prizes if c != upcard)
@@ -284,7 +150,7 @@ def head_to_head(win_loss: WinLossSolution, points: GopsSolution) -> tuple[float
             for i in np.flatnonzero(x):
                 for j in np.flatnonzero(y):
                     won = (a_pos[i] > b_pos[j]) - (a_pos[i] < b_pos[j])
-                    later = value(_child(pattern, a_pos[i], b_pos[j]), rest, d + won * upcard)
+                    later = value(child_pattern(pattern, a_pos[i], b_pos[j]), rest, d + won * upcard)
                     result += x[i] * y[j] * later[0]
                     difference += x[i] * y[j] * later[1]
         return result / len(prizes), difference / len(prizes)
@@ -294,7 +160,7 @@ def head_to_head(win_loss: WinLossSolution, points: GopsSolution) -> tuple[float
 
 
 def _played(probs: np.ndarray) -> np.ndarray:
-    """A mixed bid as the agent plays it (:func:`~hiddenhand.solvers.gops.as_played`)."""
+    """A mixed bid as the agent plays it (:func:`~hiddenhand.solvers.goofspiel.kernels.as_played`)."""
     probs = probs.copy()
     as_played(probs)
     return probs
@@ -308,7 +174,7 @@ def solve(
     checkpoint=None,
 ) -> WinLossSolution:
     """Solve ``num_cards`` Goofspiel scored win/loss exactly; see the module docstring.
-    ``workers`` and ``checkpoint`` as in :func:`hiddenhand.solvers.gops.solve`."""
+    ``workers`` and ``checkpoint`` as in :func:`hiddenhand.solvers.goofspiel.points.solve`."""
     n = check_int("num_cards", num_cards, 1, 13)
     workers = check_workers(workers)
     indexer = Indexer(n)
@@ -317,7 +183,7 @@ def solve(
     def shape(k: int) -> tuple[int, int]:
         return len(indexer.halves(k)[0]), diffs[k].width
 
-    folder, levels = open_checkpoint(checkpoint, shape, n, SCORING)
+    folder, levels = open_checkpoint(checkpoint, shape, n, WIN_LOSS)
     states = [shape(k)[0] * shape(k)[1] for k in range(n + 1)]  # stored (undecided) states per level
     bar = tqdm(
         total=sum(states[1:]),
@@ -359,9 +225,9 @@ def solve(
                 return (stop - start) * here.width
 
             run_level(pool, workers, len(todo), run, bar)
-            levels.append(save_level(folder, k, out, n, SCORING) if folder is not None else out)
+            levels.append(save_level(folder, k, out, n, WIN_LOSS) if folder is not None else out)
             seconds[k], games[k] = time.perf_counter() - started, sum(solved)
     return WinLossSolution(n, levels, seconds, games)
 
 
-__all__ = ["Differences", "WinLossSolution", "head_to_head", "solve"]
+__all__ = ["head_to_head", "solve"]

@@ -9,9 +9,9 @@ induction over positions, in two steps per level (hand size k, from 1 up to the 
 game):
 
 1. gather the agent's policy at every position of the level, in batches
-   (:meth:`~hiddenhand.agents.base.Agent.policy_batch`: one forward pass of a network per
+   (:meth:`~hiddenhand.agent.Agent.policy_batch`: one forward pass of a network per
    batch), as observations the rules build in bulk
-   (:meth:`~hiddenhand.envs.goofspiel.GoofspielRules.position_observations`);
+   (:func:`~hiddenhand.envs.goofspiel_observation.position_observations`);
 2. a compiled kernel (numba, parallel over the agent's hands) computes every position's
    value from the level below: the best responder's (the bid maximising the mean over the
    agent's mixed bid of the round's points plus what follows), and the value of the agent
@@ -20,7 +20,7 @@ game):
 A level holds ``C(n, k)^3`` positions (hand, other hand, prizes), each with ``k``
 upcards: about 3 million policy queries at 8 cards and 190 million at 10, against the
 billions of histories that the reference dynamic programme
-(:mod:`hiddenhand.solvers.gops_best_response`) or OpenSpiel's tree walk would visit.
+(:mod:`~hiddenhand.solvers.goofspiel.histories`) or OpenSpiel's tree walk would visit.
 Memory is the level's policies, ``C(n, k)^3 * k * k`` float64 per seat: 3.2 GB at 10
 cards, which is why 10 cards is the documented limit.
 
@@ -31,7 +31,6 @@ Card sets are bitmasks (bit ``c - 1`` for card ``c``); the sets of size k are nu
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 
 import numpy as np
@@ -39,7 +38,10 @@ from numba import njit, prange
 from tqdm.auto import tqdm
 
 from hiddenhand.envs.goofspiel import GoofspielRules
+from hiddenhand.envs.goofspiel_observation import position_observations
 from hiddenhand.exploitability import Exploitability, NotMeasurable
+from hiddenhand.solvers.goofspiel.coverage import unsolved
+from hiddenhand.solvers.goofspiel.patterns import Sets
 
 ROWS = 1 << 18
 """Positions per batch of policy queries (bounds the memory of the observations)."""
@@ -51,25 +53,6 @@ MAX_CARDS = 10
 def is_markov(agent) -> bool:
     """Whether ``agent`` declares that it reads neither the score nor the history."""
     return not agent.uses_score and not agent.uses_history
-
-
-class Sets:
-    """The card sets of an ``n``-card game by size: ``cards[k]`` (sets x k) lists each set's
-    cards (0-based, increasing), ``masks[k]`` its bitmask, ``child[k][r, i]`` the number
-    (at size k - 1) of set ``r`` without its ``i``-th card."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        rank = np.zeros(1 << n, dtype=np.int64)
-        self.cards, self.masks, self.child = [], [], []
-        for k in range(n + 1):
-            cards = np.array(list(itertools.combinations(range(n), k)), dtype=np.int64).reshape(comb(n, k), k)
-            masks = (1 << cards).sum(axis=1)
-            rank[masks] = np.arange(len(masks))
-            self.cards.append(cards)
-            self.masks.append(masks)
-            child = masks[:, None] ^ (1 << cards)
-            self.child.append(rank[child] if k else child)
 
 
 @njit(parallel=True, cache=True)
@@ -140,8 +123,8 @@ def gather(agent, rules: GoofspielRules, sets: Sets, k: int, seat: int, bar: tqd
         hands = np.arange(start, min(count, start + step))
         a = np.repeat(hands, per_hand)
         tile = len(hands)
-        observations = rules.position_observations(
-            masks[a], np.tile(masks[b], tile), np.tile(prizes, tile), np.tile(upcard, tile), seat
+        observations = position_observations(
+            rules, masks[a], np.tile(masks[b], tile), np.tile(prizes, tile), np.tile(upcard, tile), seat
         )
         probs = np.asarray(agent.policy_batch(observations), dtype=np.float64)
         _check(agent, probs, observations["action_mask"], n)
@@ -173,8 +156,6 @@ def _levels(n: int, progress: bool, seats: int, label: str):
 
 def _rules(rules: GoofspielRules | int) -> GoofspielRules:
     rules = GoofspielRules(num_cards=rules) if isinstance(rules, (int, np.integer)) else rules
-    from hiddenhand.envs.goofspiel_v0 import unsolved
-
     differs = unsolved(rules)
     if rules.scoring != "point_difference":  # the score is part of the state then
         differs["scoring"] = rules.scoring
@@ -196,7 +177,7 @@ def _require_markov(agent) -> None:
         raise NotMeasurable(
             f"{agent!r} may read the score or the history (uses_score={agent.uses_score}, uses_history="
             f"{agent.uses_history}), so positions do not determine its play; use the dynamic programme over "
-            f"histories (hiddenhand.solvers.gops_best_response.best_response_value)"
+            f"histories (hiddenhand.solvers.goofspiel.histories.best_response_value)"
         )
 
 
@@ -260,4 +241,4 @@ def value(agent, opponent, rules: GoofspielRules | int, progress: bool = True) -
     return float(np.mean([v[0, 0, 0] for v in values]))
 
 
-__all__ = ["MAX_CARDS", "Sets", "exploitability", "gather", "is_markov", "value"]
+__all__ = ["MAX_CARDS", "exploitability", "gather", "is_markov", "value"]

@@ -1,6 +1,6 @@
 """The optimal basis of every matrix game of a Goofspiel solve, kept beside the solution.
 
-Certifying a solution (:mod:`hiddenhand.solvers.gops_certify`) needs the equilibrium's
+Certifying a solution (:mod:`~hiddenhand.solvers.goofspiel.certificate`) needs the equilibrium's
 row strategy at every position. Re-running the simplex for it costs as much as the solve
 did; the basis the simplex ended in (:func:`~hiddenhand.solvers.matrix_game.value_and_basis`,
 a bit mask of the rows and columns played) gives the same strategy by one small linear

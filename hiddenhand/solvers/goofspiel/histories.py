@@ -7,8 +7,8 @@ it would get) and picks the bid that maximises the immediate point difference pl
 value of what follows. Chance (the next prize) is averaged.
 
 Public states are merged in the memo by what the agent's policy can depend on, which the
-agent declares (:attr:`~hiddenhand.agents.base.Agent.uses_score`,
-:attr:`~hiddenhand.agents.base.Agent.uses_history`): the two hands and the prizes always,
+agent declares (:attr:`~hiddenhand.agent.Agent.uses_score`,
+:attr:`~hiddenhand.agent.Agent.uses_history`): the two hands and the prizes always,
 the points won so far if the agent reads the score, the whole history if it may read
 anything. The fewer it reads, the fewer states: the equilibrium or random agents need
 one evaluation per (hands, prizes) position, which makes 5 cards a fraction of a second
@@ -18,7 +18,7 @@ Under win/loss scoring the responder's value depends on the score, whatever the 
 reads, so the score difference is always part of the key and only the final sign counts.
 
 It asks the agent one observation at a time. For agents that read neither the score nor
-the history, :mod:`hiddenhand.solvers.gops_markov` gathers every position's policy in
+the history, :mod:`~hiddenhand.solvers.goofspiel.positions` gathers every position's policy in
 batches and runs the induction compiled, hundreds of times faster; this programme stays as
 the method for the others and as the reference the tests hold that one to.
 """
@@ -35,7 +35,7 @@ from hiddenhand.exploitability import Exploitability
 from hiddenhand.validation import check_int
 
 if TYPE_CHECKING:
-    from hiddenhand.agents.base import Agent
+    from hiddenhand.agent import Agent
 
 
 def best_response_value(agent: Agent, num_cards: int | GoofspielRules, responder: int) -> float:

@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.core import IllegalActionError, advance
 from hiddenhand.picture import draw
 from hiddenhand.registry import get

@@ -1,8 +1,8 @@
 """Goofspiel's exact solve on Ray: each level's patterns as tasks over a cluster.
 
-The thread pool of :func:`hiddenhand.solvers.gops.solve` stops at one machine's cores. Here
+The thread pool of :func:`hiddenhand.solvers.goofspiel.points.solve` stops at one machine's cores. Here
 each level (hand size k) is cut into chunks of interleaving patterns, and each chunk is a
-Ray task that runs the same compiled kernel (:func:`~hiddenhand.solvers.gops.solve_patterns`)
+Ray task that runs the same compiled kernel (:func:`~hiddenhand.solvers.goofspiel.kernels.solve_patterns`)
 on the same inputs, so the values are the thread pool's bit for bit. What moves:
 
 - the values of the level below, put once per level in Ray's object store and read there
@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from hiddenhand.ray_cluster import start_ray
-from hiddenhand.solvers.gops import Indexer, _Level
+from hiddenhand.solvers.goofspiel.kernels import solve_patterns
+from hiddenhand.solvers.goofspiel.patterns import Indexer, Level
 
 TASKS_PER_CPU = 8
 """Chunks per CPU of the cluster in each level: enough to balance uneven patterns."""
@@ -32,8 +33,6 @@ TASKS_PER_CPU = 8
 
 def _chunk(win, child, prize_values, prize_child, below, keep_bases: bool, warm: bool):
     """One task: the values (and bases) of the patterns whose tables ``win``, ``child`` are."""
-    from hiddenhand.solvers.gops import solve_patterns
-
     k = win.shape[1]
     out = np.empty((win.shape[0], prize_values.shape[0]))
     bases = np.empty((*out.shape, k) if keep_bases else (0, 0, 0), dtype=np.uint32)
@@ -55,11 +54,11 @@ class RayLevels:
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def solve_level(
-        self, level: _Level, todo: np.ndarray, below: np.ndarray, out: np.ndarray, bases: np.ndarray, warm: bool, bar
+        self, level: Level, todo: np.ndarray, below: np.ndarray, out: np.ndarray, bases: np.ndarray, warm: bool, bar
     ) -> None:
         """Fill ``out`` (and ``bases`` unless it is empty) for the patterns ``todo`` of
         ``level`` from the values ``below`` (``warm``: as in
-        :func:`~hiddenhand.solvers.gops.solve_patterns`); ``bar`` advances by each chunk's
+        :func:`~hiddenhand.solvers.goofspiel.kernels.solve_patterns`); ``bar`` advances by each chunk's
         matrix games."""
         ray = self.ray
         patterns, prize_sets, k = len(todo), out.shape[1], level.win.shape[1]
