@@ -35,6 +35,7 @@ The hot loops are compiled (numba). A table takes one bit per deal (69 MB at fiv
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from math import comb
@@ -160,18 +161,33 @@ class Knowledge:
         self._binom = _binomials(h, num_players)
         self._public = np.ascontiguousarray(np.broadcast_to(self._full, (h ** (num_players - 1), words)))
         self._naive = self._public  # the same object until reactions teach something
-        self._mine = {id(self._public)}  # the tables no copy shares, which updates may write into
+        self._holders: dict[int, weakref.WeakSet] = {}  # by table (its id): the live copies that hold it
+        self._keep_holders()
 
     def copy(self) -> Knowledge:
-        """An independent copy that shares the tables, copy on write: the next update of
-        either replaces a shared table rather than writing into it, so a game state clones
-        without copying tens of megabytes (OpenSpiel's algorithms and tree searches clone at
-        every step), and an update of a table nobody shares writes into it, without
-        allocating (and faulting in) a fresh one."""
+        """An independent copy that shares the tables, copy on write: an update replaces a
+        table that a live copy also holds rather than writing into it, so a game state
+        clones without copying tens of megabytes (OpenSpiel's algorithms and tree searches
+        clone at every step; every observation an agent gets holds a clone), and an update
+        of a table no live copy holds writes into it, without allocating (and faulting in)
+        a fresh one. Who holds a table is kept in weak sets, so a copy that was dropped (an
+        observation, once the agent has acted) no longer counts."""
         other = object.__new__(Knowledge)
         other.__dict__.update(self.__dict__)
-        self._mine = other._mine = set()
+        other._holders = dict(self._holders)
+        for holders in other._holders.values():
+            holders.add(other)
         return other
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_holders"]  # (weak sets do not pickle; an unpickled object holds its tables alone)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._holders = {}
+        self._keep_holders()
 
     @property
     def public(self) -> np.ndarray:
@@ -204,7 +220,7 @@ class Knowledge:
         shared = self._naive is self._public
         self._public = _filter_answer(self._public, self._target(self._public, shared), *args)
         self._naive = self._public if shared else _filter_answer(self._naive, self._target(self._naive), *args)
-        self._keep_mine()
+        self._keep_holders()
 
     def announce_reactions(self, reactions: Mapping[int, bool]) -> bool:
         """Eq. 3 and 4: ``reactions[p]`` is whether player p called. Keeps the deals in which
@@ -220,7 +236,7 @@ class Knowledge:
         kept, changed = _filter_reactions(self._public, self._target(self._public), knows, last_knows, called, h, n - 1)
         if changed:  # (else keep the table, and the naive one's sharing it)
             self._public = kept
-        self._keep_mine()
+        self._keep_holders()
         return changed
 
     def reveal_solution(self, player: int, hand: Hand) -> None:
@@ -232,7 +248,7 @@ class Knowledge:
             self._naive = self._reveal(self._naive, self._target(self._naive), player, i)
         else:
             self._naive = self._public
-        self._keep_mine()
+        self._keep_holders()
 
     # ----------------------------------------------------------------- queries
     def valids(self, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:
@@ -289,16 +305,22 @@ class Knowledge:
         return [self.hands.tuples[v] for v in found]
 
     def _target(self, table: np.ndarray, for_both: bool = False) -> np.ndarray:
-        """Where an update of ``table`` writes: into it if no copy shares it (and, while the
-        naive table is the same object, the update is ``for_both``), else a fresh table."""
-        if id(table) in self._mine and (for_both or self._naive is not self._public):
+        """Where an update of ``table`` writes: into it if no live copy holds it (and, while
+        the naive table is the same object, the update is ``for_both``), else a fresh table."""
+        if len(self._holders[id(table)]) == 1 and (for_both or self._naive is not self._public):
             return table
-        fresh = np.zeros_like(table)  # zeroed lazily by the system: rows never written cost nothing
-        self._mine.add(id(fresh))
-        return fresh
+        return np.zeros_like(table)  # zeroed lazily by the system: rows never written cost nothing
 
-    def _keep_mine(self) -> None:
-        self._mine &= {id(self._public), id(self._naive)}
+    def _keep_holders(self) -> None:
+        """After an update: the holders of the tables this object now holds (itself alone for
+        a fresh table), and this object no longer among the holders of the tables it let go."""
+        holders = {}
+        for table in (self._public, self._naive):
+            holders[id(table)] = self._holders.get(id(table)) or weakref.WeakSet([self])
+        for key, old in self._holders.items():
+            if key not in holders:
+                old.discard(self)
+        self._holders = holders
 
     def _reveal(self, table: np.ndarray, out: np.ndarray, player: int, i: int) -> np.ndarray:
         shaped, target = self._shaped(table), self._shaped(out)

@@ -5,6 +5,8 @@ one word or two, compared table by table after every answer, reaction phase and 
 hand. Then what the comparison cannot see: copies that share tables stay independent, and
 five players (too big for the old engine in a test) against direct evaluation."""
 
+import pickle
+
 import numpy as np
 import pytest
 from egghead_engine_before import Knowledge as Before
@@ -91,6 +93,21 @@ def test_copies_share_tables_but_not_updates(rng):
     replay.settle(deal)
     replay.reveal_solution(1, deal[1])
     assert np.array_equal(twin.public, replay.public) and np.array_equal(twin.naive, replay.naive)
+    # A table that no live copy holds is updated in place; a dropped copy no longer counts.
+    table = k._public
+    other = k.copy()
+    k.announce_answer("total", k.answer("total", deal))
+    assert k._public is not table and other._public is table
+    del other
+    table = k._public
+    k.announce_answer("count_1", k.answer("count_1", deal))
+    assert k._public is table
+    # An unpickled copy is independent and plays on alike.
+    back = pickle.loads(pickle.dumps(k))
+    for each in (k, back):
+        each.announce_answer("highest", each.answer("highest", deal))
+        each.settle(deal)
+    assert np.array_equal(back.public, k.public) and np.array_equal(back.naive, k.naive)
     # Reactions teach the behavioural table only, even while both were still one object.
     fresh = Knowledge(3)
     fresh.announce_answer("missing_values", 0)
