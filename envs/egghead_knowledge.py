@@ -161,6 +161,7 @@ class Knowledge:
         self._binom = _binomials(h, num_players)
         self._public = np.ascontiguousarray(np.broadcast_to(self._full, (h ** (num_players - 1), words)))
         self._naive = self._public  # the same object until reactions teach something
+        self._shown: dict[int, int] = {}  # hands shown since the last update, by player: see reveal_solution
         self._holders: dict[int, weakref.WeakSet] = {}  # by table (its id): the live copies that hold it
         self._keep_holders()
 
@@ -172,8 +173,10 @@ class Knowledge:
         of a table no live copy holds writes into it, without allocating (and faulting in)
         a fresh one. Who holds a table is kept in weak sets, so a copy that was dropped (an
         observation, once the agent has acted) no longer counts."""
+        self._reveal_shown()
         other = object.__new__(Knowledge)
         other.__dict__.update(self.__dict__)
+        other._shown = {}  # (none pending after the reveal above; a dict of its own)
         other._holders = dict(self._holders)
         for holders in other._holders.values():
             holders.add(other)
@@ -193,11 +196,13 @@ class Knowledge:
     def public(self) -> np.ndarray:
         """The behavioural table as a dense boolean array, one axis per player (for
         inspection and tests: one byte per deal)."""
+        self._reveal_shown()
         return self._dense(self._public)
 
     @property
     def naive(self) -> np.ndarray:
         """The table of answers and revealed hands alone, dense as :attr:`public`."""
+        self._reveal_shown()
         return self._dense(self._naive)
 
     # ----------------------------------------------------------------- updates
@@ -209,6 +214,7 @@ class Knowledge:
 
     def announce_answer(self, question_id: str, answer: int, moderator: int | None = None) -> None:
         """Eq. 2 (eq. 6 with a playing ``moderator``): keep the deals with this answer."""
+        self._reveal_shown()
         n = self.num_players
         seen = [p for p in range(n) if p != moderator]
         answers = multiset_answers(self.hands, self._question(question_id), len(seen))
@@ -226,6 +232,7 @@ class Knowledge:
         """Eq. 3 and 4: ``reactions[p]`` is whether player p called. Keeps the deals in which
         each of them would have reacted so (every player's knowledge taken before any of
         this round's reactions). Returns whether the public knowledge changed."""
+        self._reveal_shown()
         n, h = self.num_players, len(self.hands)
         called = np.full(n, -1, dtype=np.int64)
         naive = np.zeros(n, dtype=np.bool_)
@@ -240,29 +247,36 @@ class Knowledge:
         return changed
 
     def reveal_solution(self, player: int, hand: Hand) -> None:
-        """Eq. 5: ``player`` showed ``hand`` and is dealt a new one."""
+        """Eq. 5: ``player`` showed ``hand`` and is dealt a new one. Applied when the
+        tables are next read, with every hand shown since (callers show theirs together):
+        one pass over each table for them all."""
         i = self.hands.of(hand)
+        # A second showing by the same player before then changes nothing: their axis is
+        # already free, and conditioning a free axis on one value and freeing it again is
+        # the identity.
+        self._shown.setdefault(player, i)
+
+    def _reveal_shown(self) -> None:
+        if not self._shown:
+            return
+        shown, self._shown = self._shown, {}
         shared = self._naive is self._public
-        self._public = self._reveal(self._public, self._target(self._public, shared), player, i)
-        if not shared:
-            self._naive = self._reveal(self._naive, self._target(self._naive), player, i)
-        else:
-            self._naive = self._public
+        self._public = self._reveal(self._public, self._target(self._public, shared), shown)
+        self._naive = self._public if shared else self._reveal(self._naive, self._target(self._naive), shown)
         self._keep_holders()
 
     # ----------------------------------------------------------------- queries
     def valids(self, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:
         """The hands ``player`` considers possible in ``deal`` under behavioural analysis."""
-        return self._valids(self._public, player, deal)
+        return self._valids(True, player, deal)
 
     def naive_valids(self, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:
         """Eq. 1: the hands answers (and revealed hands) leave ``player`` in ``deal``."""
-        return self._valids(self._naive, player, deal)
+        return self._valids(False, player, deal)
 
     def knows(self, player: int, deal: Sequence[Hand]) -> bool:
         """Whether ``player`` knows their hand in ``deal``, by their own way of deducing."""
-        table = self._public if player in self.analysts else self._naive
-        return len(self._valids(table, player, deal)) == 1
+        return len(self._valids(player in self.analysts, player, deal)) == 1
 
     def settle(self, deal: Sequence[Hand], moderator: int | None = None) -> list[int]:
         """The study's reaction loop: every player but the moderator reacts truthfully (calls
@@ -293,8 +307,11 @@ class Knowledge:
         """``table`` with one axis per player but the last, then the words of the last one's row."""
         return table.reshape((len(self.hands),) * (self.num_players - 1) + (len(self._full),))
 
-    def _valids(self, table: np.ndarray, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:
+    def _valids(self, behavioural: bool, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:
+        """``player``'s hands left in the behavioural table (else the naive one), the others' as in ``deal``."""
         index = self._index(deal)
+        self._reveal_shown()
+        table = self._public if behavioural else self._naive
         last = index.pop()
         if player == self.num_players - 1:
             row = self._shaped(table)[tuple(index)]
@@ -322,13 +339,16 @@ class Knowledge:
                 old.discard(self)
         self._holders = holders
 
-    def _reveal(self, table: np.ndarray, out: np.ndarray, player: int, i: int) -> np.ndarray:
-        shaped, target = self._shaped(table), self._shaped(out)
-        if player == self.num_players - 1:
-            held = (shaped[..., i // 64] >> np.uint64(i % 64)) & np.uint64(1)
-            np.multiply(held[..., None], self._full, out=target)
-        else:  # numpy copies the kept slice first where it overlaps the target
-            np.copyto(target, shaped[(slice(None),) * player + (slice(i, i + 1),)])
+    def _reveal(self, table: np.ndarray, out: np.ndarray, shown: dict[int, int]) -> np.ndarray:
+        """``table`` conditioned on the ``shown`` hands, those players' axes then free."""
+        last = self.num_players - 1
+        kept = self._shaped(table)[
+            tuple(slice(shown[p], shown[p] + 1) if p in shown else slice(None) for p in range(last))
+        ]
+        if last in shown:
+            i = shown[last]
+            kept = ((kept[..., i // 64] >> np.uint64(i % 64)) & np.uint64(1))[..., None] * self._full
+        np.copyto(self._shaped(out), kept)  # (numpy copies the kept slice first where it overlaps ``out``)
         return out
 
     def _dense(self, table: np.ndarray) -> np.ndarray:

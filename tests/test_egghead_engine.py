@@ -61,16 +61,30 @@ def test_the_bit_set_engine_equals_the_one_it_replaced_state_by_state(
             callers = [p for p, called in reactions.items() if called]
             for p in callers:
                 before.reveal_solution(p, deal[p])
-                after.reveal_solution(p, deal[p])
-                _same(before, after, f"player {p} showed their hand in round {r}")
+                after.reveal_solution(p, deal[p])  # (applied together, when the tables are next read)
                 deal[p] = _draw(hands, rng)
                 calls += 1
+            _same(before, after, f"players {callers} showed their hands in round {r}")
             if not callers and not changed:
                 break
         for p in range(players):
             assert after.valids(p, deal) == before.valids(p, deal)
             assert after.naive_valids(p, deal) == before.naive_valids(p, deal)
     assert calls > 0 and phases > rounds  # the games did reveal hands and run several phases
+
+
+@pytest.mark.parametrize("shown", [(0, 2), (2, 1, 0), (1, 1)])
+def test_hands_shown_together_equal_hands_shown_one_by_one(shown):
+    """Hands shown before the tables are next read are applied in one pass (the last
+    player's among them, or one player's twice): as the old engine applies them one by one."""
+    deal = [(1, 2, 2), (4, 5, 6), (3, 3, 3)]
+    before, after = Before(3, analysts={0}), Knowledge(3, analysts={0})
+    for k in (before, after):
+        k.announce_answer("total", k.answer("total", deal))
+        k.announce_reactions({0: False, 1: False, 2: False})
+        for p in shown:
+            k.reveal_solution(p, deal[p])
+    _same(before, after, f"players {shown} showed their hands")
 
 
 def test_copies_share_tables_but_not_updates(rng):
