@@ -35,6 +35,7 @@ The hot loops are compiled (numba). A table takes one bit per deal (69 MB at fiv
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -54,6 +55,14 @@ five players (5.5 MB a question)."""
 _CHUNK = 1 << 16  # multisets evaluated at once: bounds the question's temporary arrays
 
 Hand = Sequence[int]
+
+
+@functools.cache
+def _hands(cards_per_player: int, num_values: int) -> Hands:
+    """One :class:`Hands` per size, shared (it is never modified): a game state replayed
+    from its history, as unpickling and OpenSpiel's deserialisation do, makes a new
+    :class:`Knowledge` at every replay."""
+    return Hands(cards_per_player, num_values)
 
 
 def _binomials(h: int, k: int) -> np.ndarray:
@@ -139,7 +148,7 @@ class Knowledge:
         analysts: Iterable[int] | None = None,
         deck: Sequence[Question] | None = None,
     ) -> None:
-        self.hands = Hands(cards_per_player, num_values)
+        self.hands = _hands(cards_per_player, num_values)
         h = len(self.hands)
         if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
             raise ValueError(
