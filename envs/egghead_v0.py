@@ -176,7 +176,8 @@ class raw_env(RulesAECEnv):
     }
     too_large_for_random_sim = {
         "default": "a random four-player game runs to thousands of steps and OpenSpiel's random_sim_test keeps "
-        "every state; each update of the deduction tables is a new 20 MB table those states hold (tens of GB in all)",
+        "every state; each update of the deduction tables is a new 1.4 MB table (a bit set) that those states hold, "
+        "thousands of them",
     }
     metadata = {"render_modes": list(RENDER_MODES), "name": "egghead_v0", "is_parallelizable": False}
 
