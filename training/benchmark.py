@@ -9,7 +9,7 @@ For each two-player configuration with an exact exploitability that a game decla
   tuned PPO, :mod:`.selfplay`; NFSP and PSRO from OpenSpiel where installed), on the Markov
   observation so that the exact measure applies, with several seeds in the full budget.
 
-Today that is Goofspiel with 4 and 6 cards (8 in the full budget), the whole game of Spoof
+The declared configurations are Goofspiel with 4 and 6 cards (8 in the full budget), the whole game of Spoof
 with 3 matches, whole two-player Bid Spoof with 3 coins (full budget), and single rounds
 of Spoof and Bid Spoof. It reports, for every trained agent, and for the equilibrium and
 the heuristics as references:

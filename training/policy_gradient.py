@@ -112,30 +112,25 @@ OURS = replace(
     gae_lambda=0.7,
     hidden=(128, 128),
 )
-"""What we run on our games, departing from :data:`STUDY` where 4-card Goofspiel (Markov,
-exact exploitability every 40,000 decisions, one seed per setting, 0.3 to 1.1 million
-decisions; ``python benchmarks/bench_learners.py``) showed why:
+"""What we run on our games, departing from :data:`STUDY` where 4-card Goofspiel showed why
+(the runs: ``python benchmarks/bench_learners.py``; their figures: docs/training.md):
 
 - advantages scaled by the game's largest payoff rather than normalised per minibatch: in
   self-play a tie (both bid the same card) pays 0, so a policy that has drifted towards
   matching the prize sees advantages near 0, which normalisation blows up to unit noise
-  that swamps the entropy bonus; with the study's settings every run collapsed onto
-  "bid the prize" (exploitability 1.99, uniform play concedes 2.5);
+  that swamps the entropy bonus (with the study's settings runs collapsed onto "bid the
+  prize");
 - a learning rate 16 times larger and PPO's usual clip 0.2: the study trains for tens of
-  millions of steps, our budgets are minutes (6.25e-5 moved exploitability from 2.50 to
-  2.31 in 110,000 decisions, 1e-3 to about 0.9);
+  millions of steps, our budgets are minutes;
 - entropy 0.05 decayed to 0 with the learning rate, so that the regularised fixed point
   (a quantal response equilibrium) moves to the equilibrium as training ends;
 - GAE lambda 0.7 (the value network takes more of the credit assignment, less variance)
-  and 128-unit layers: each a little better (0.82 and 0.75 against 0.92 after 560,000
-  decisions, within seed noise)."""
+  and 128-unit layers, each a little better within seed noise."""
 
 ROUNDS = replace(OURS, ent_coef=0.1, anneal_entropy=False)
 """Spoof and Bid Spoof, whose equilibria bluff (mix) at almost every decision: the study's
-entropy 0.1, kept to the end. On whole 3-match Spoof (200,000 decisions, one seed) it
-reached 0.48 where entropy 0.05 (learning rate 3e-4) reached 0.60, 0.02 with a magnet
-moved every 10 updates 0.56, and our Goofspiel settings (annealed to 0) 0.99, a policy
-nearly as exploitable as a pure one (random play: 0.50)."""
+entropy 0.1, kept to the end; with our Goofspiel settings (annealed to 0) the policy ended
+nearly pure, and as exploitable as one (docs/training.md has the runs)."""
 
 SETTINGS: dict[tuple[str, str], Settings] = {
     ("ppo", "default"): OURS,

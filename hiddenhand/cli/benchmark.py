@@ -24,8 +24,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "REPORT.md, one PNG per configuration (exploitability against seconds and decisions, log scales, every "
         "measured point of every seed) and "
         "summary.json (one record per run, with the saved agent's path) into OUT, and prints the report. small: "
-        "one seed each of MMD and tuned PPO, within 15 minutes on two cores (what `make run` runs); full: every "
-        "learner, three seeds, two runs at a time, about an hour (62 minutes here; the budget allows two). Ctrl-C "
+        "one seed each of sampled regret matching, MMD and tuned PPO, within 15 minutes on two cores (what `make run` "
+        "runs); full: every learner, three seeds, two runs at a time, within two hours. Ctrl-C "
         "stops it and writes the sections that finished.",
     )
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
