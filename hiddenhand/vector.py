@@ -1,9 +1,8 @@
 """The batched ("array") face: many games of one kind stepped at once as numpy arrays.
 
-Training a policy by self-play wants millions of decisions, and the rules engine's Python
-objects give about 10,000 a second once the network is in the loop (the env steps one
-game at a time and the network is called for each game's move separately or with a
-small batch). A batched env keeps the positions of ``num_envs`` games as integer arrays
+Training a policy by self-play wants millions of decisions, and stepping the rules
+engine's Python objects one game at a time, with the network called for each game's move
+separately or in small batches, is what limits such a loop (docs/performance.md). A batched env keeps the positions of ``num_envs`` games as integer arrays
 and steps every game's current decision in one compiled call, so one network forward
 pass serves them all (``benchmarks/bench_selfplay_throughput.py`` measures both loops).
 It is a face like the others, checked move for move against the PettingZoo env on random

@@ -17,8 +17,8 @@ at the round's own value ``v``, so the round's LP is indifferent to it, while in
 game an endless loop is a draw (0). From 3 matches a losing first bidder exploits this: in
 (2, 1) (worth -1/2 to them) holding 2 and bidding 0 leaves the round equilibrium's reply
 never right, and the game never ends. Played as they are, the round equilibria are
-exploitable by 0.064 at 3 matches, 0.117 at 4, 0.146 at 5 (the exact whole-game measure,
-:mod:`.round_best_response`); up to 5 matches they can be stalled in exactly the
+exploitable in the whole game (the exact whole-game measure, :mod:`.round_best_response`;
+figures in docs/spoof.md); up to 5 matches they can be stalled in exactly the
 round-states where the first bidder has more matches, and so is losing. No round-optimal
 strategy of the second bidder there ends the round against every reply, and recursive
 games need not have optimal stationary strategies (Everett, 1957), only epsilon-optimal
@@ -43,21 +43,11 @@ ones. The strategies played (:data:`ENDING`, :func:`.stochastic.end_loops`) are 
   of HiGHS's solutions are below 1e-9 up to 9 matches, the real ones above 1e-3) set to 0.
   This matters to the exact measure: a reply that loops except with probability 1e-13,
   ending well for it, is worth its ending, however rare, and the raw round equilibria had
-  such ends (exploitable by 0.27 at 3 matches, 0.49 at 5).
+  such ends.
 
 The values reported stay those of the fixed point (the undiscounted game); only the
-strategies played change, and by at most ``w`` in any round. Measured exploitability of
-the whole game (``hiddenhand exploitability spoof --matches M --agent equilibrium``), and
-the least probability per round with which a stall ends (over every round-state and reply):
-
-    w          3 matches          4 matches          5 matches          stall ends
-    0          0.064              0.117              0.146              never
-    1          0.0021             0.0060             0.0100             >= 0.03
-    1e-2       2.1e-5             5.7e-5             1.1e-4             >= 3e-4
-    1e-6       2.1e-9             5.7e-9             1.1e-8             >= 3e-8
-    1e-8       2.1e-11            5.7e-11            1.1e-10            >= 3e-10
-    1e-10      2.4e-13            6.8e-13            1.4e-12            >= 3e-12
-    1e-12      2.7e-14            1.2e-13            2.8e-13            >= 3e-14
+strategies played change, and by at most ``w`` in any round. The measured exploitability of
+the whole game for each ``w`` (and with the raw round equilibria) is in docs/spoof.md.
 
 So the price of a stationary strategy is a trade: what a staller can gain is about 0.05 to
 0.4 times the probability with which its stall ends each round. ``w = 1e-10`` (the default)
