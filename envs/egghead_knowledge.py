@@ -1,5 +1,8 @@
 """EggHead's deduction engine: public knowledge as the set of deals still possible.
 
+(One module over 450 lines: the bit-set tables, their compiled kernels and the copy-on-write
+bookkeeping change together; split, each part would need the others' private layout.)
+
 The study keeps one *conditional information table* per player: for every combination of
 the other players' hands, the hands this player would still consider possible. Those
 tables are projections of one *master table*, the set of whole deals that are still

@@ -2,11 +2,12 @@
 
 Training a policy by self-play wants millions of decisions, and stepping the rules
 engine's Python objects one game at a time, with the network called for each game's move
-separately or in small batches, is what limits such a loop (docs/performance.md). A batched env keeps the positions of ``num_envs`` games as integer arrays
-and steps every game's current decision in one compiled call, so one network forward
-pass serves them all (``benchmarks/bench_selfplay_throughput.py`` measures both loops).
-It is a face like the others, checked move for move against the PettingZoo env on random
-games (``tests/test_vector_env.py``), and meant for users as much as for our learners.
+separately or in small batches, is what limits such a loop (docs/performance.md). A
+batched env keeps the positions of ``num_envs`` games as integer arrays and steps every
+game's current decision in one compiled call, so one network forward pass serves them
+all (``benchmarks/bench_selfplay_throughput.py`` measures both loops). It is a face like
+the others, checked move for move against the PettingZoo env on random games
+(``tests/test_vector_env.py``), and meant for users as much as for our learners.
 
 Which games have one: a game declares it next to its rules (``Game.vector``, a
 :class:`RulesVectorEnv` subclass); :func:`vector_env` makes it by the game's name and

@@ -1,5 +1,8 @@
 """The main job: train every kind of agent and measure it against the exact equilibria.
 
+(One module over 450 lines: the budget, the runs and the report are one job whose sections
+share the report's state; the learners and the measures it calls live in their own modules.)
+
 For each two-player configuration with an exact exploitability that a game declares
 (``Game.benchmark``) it trains, within the budget:
 

@@ -1,6 +1,9 @@
 """OpenSpiel's PSRO as a baseline on our games, through the OpenSpiel adapter
 (:mod:`.openspiel_rl`: the environment, the Markov observation, one policy for every seat).
 
+(One module over 450 lines: PSRO's population, its meta-game measure and the playing-out loop
+that replaces psro_v2's recursion are used by nothing else, and each needs the others.)
+
 :func:`train_psro` runs ``psro_v2.PSROSolver`` with ``symmetric_game=True`` (one
 population). Its oracle is psro_v2's ``RLOracle`` with the learner's seat drawn at random
 each episode (the symmetrised game: psro_v2's own symmetric oracle only ever trains seat 0,
