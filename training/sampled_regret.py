@@ -48,8 +48,8 @@ The algorithm (one iteration per collection):
    become ``max(R + mean advantage, 0)`` (regret matching+, each row weighted alike,
    however often it was visited: weighting rows by their visits starves the rare ones) and
    the mean advantage is the prediction added to them when the policy is read; the row's
-   policy of this iteration is added to its average with weight the iteration number
-   (linear averaging, as CFR+ does). The average policy is what is saved and measured;
+   policy of this iteration is added to its average with weight the number of the row's own
+   updates so far (linear averaging, as CFR+ does). The average policy is what is saved and measured;
    rows never met play uniformly.
 
 Decisions of games still under way when a collection ends are kept and credited in the
@@ -335,7 +335,6 @@ class SampledRegret:
         self._restart(np.ones(settings.games, dtype=bool))
         self.index = Dict.empty(key_type=types.uint64, value_type=types.int64)
         self.size, self.capacity = 0, 0
-        self.iteration = 0
         self.waiting = 0  # rows with estimates waiting for more (the first of self.touched)
         self._grow(max(4 * settings.games, 1 << 14))
 
@@ -394,7 +393,6 @@ class SampledRegret:
         credit = np.full(rows.shape, np.nan)
         table = (self.regrets, self.predicted, self.legal, self.baseline)
         keep = _credit(stop, self.steps, table, self.zero_sum, credit)
-        self.iteration += 1
         table += (self.seen, self.average, self.delta, self.hits, self.touched, self.updates)
         s, floor = self.settings, 0.0 if self.settings.plus else -np.inf
         _, self.waiting = _learn(
