@@ -146,7 +146,10 @@ def test_a_policy_keyed_by_the_observation_plays_uniformly_off_its_rows():
         PolicyAgent("goofspiel", {}, {}, keyed_by="history")
 
 
-@pytest.mark.parametrize("name, value", [("games", 0), ("window", -1), ("least", 0), ("baseline_rate", 0.0)])
+@pytest.mark.parametrize(
+    "name, value",
+    [("games", 0), ("window", -1), ("least", 0), ("baseline_rate", 0.0), ("exploration", 0.0), ("exploration", 1.5)],
+)
 def test_bad_settings_are_refused_by_name(name, value):
     with pytest.raises(ValueError, match=name):
         SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(**{name: value}), 0)

@@ -21,28 +21,29 @@ The algorithm (one iteration per collection):
    observation (a hash of its bytes: rows are created the first time an observation is
    met) gives the current policy: predictive regret matching+ of the row's regrets (Farina
    et al., AAAI 2021), uniform over the legal actions while nothing is positive. Each game
-   has an *explorer* (a seat drawn when it starts) and a *probe* (which of the explorer's
-   decisions explores, also drawn): there the action is uniform over the legal ones,
-   everywhere else it is drawn from the policy. From the probe on, the game is a sample of
-   the current policy's value of the explorer's positions and actions, and the explorer's
-   decisions from the probe on are what the table learns from; the probe is what makes
-   every action at every position reachable, including the positions a best responder
-   steers into and self-play alone would rarely visit. (Mixing exploration into every
-   decision instead makes the returns those of the exploring policy: the learner then
-   converges to the equilibrium of a perturbed game.)
+   has an *explorer*, a seat drawn when it starts, whose actions are drawn from the policy
+   mixed with ``exploration`` of uniform play (outcome sampling's exploration, Lanctot et
+   al., NeurIPS 2009); the other seats play the policy. The explorer's decisions are what
+   the table learns from; exploring at each of them is what makes every action at every
+   position reachable, including the positions a best responder steers into (often after
+   several off-policy moves) and self-play alone would rarely visit.
 2. When a game ends its decisions are credited backwards from the end with the return
    still to come, in the explorer's terms: the return minus what the game had settled at
    the decision (``info["banked"]``: in Goofspiel the points won before it), and each
    decision's sampled continuation is replaced by its expectation under the decider's
    policy, with a baseline per row and action (a running mean of the returns after it)
-   standing in for the actions not taken. That is the control variate of VR-MCCFR (Schmid
-   et al., AAAI 2019): unbiased, and it removes the noise of the later moves of both seats
-   (the other seat's baselines, in its own terms, are the explorer's with the sign changed:
-   this needs a two-player zero-sum game; elsewhere the other seats' moves pass their
-   sample through).
+   standing in for the actions not taken and the action taken weighted by one over the
+   probability it was drawn with (for the explorer, the explored one). That is the
+   estimator of VR-MCCFR (Schmid et al., AAAI 2019): an unbiased sample of the current
+   policy's value although the explorer explored (without the weighting the returns are
+   those of the exploring policy, and the learner converges to a perturbed game's
+   equilibrium), and the baselines remove most of the noise of the later moves of both
+   seats (the other seat's baselines, in its own terms, are the explorer's with the sign
+   changed: this needs a two-player zero-sum game; elsewhere the other seats' moves pass
+   their sample through).
 3. Each of the explorer's credited decisions gives every action of its row an unbiased
    estimate of its value (the baseline, plus for the action taken the surprise divided by
-   the probability of having taken it) and so of its advantage over the row's policy. Every
+   the probability of having drawn it) and so of its advantage over the row's policy. Every
    credited decision moves its baseline towards its return.
 4. After the collection every touched row takes the mean of its estimates: its regrets
    become ``max(R + mean advantage, 0)`` (regret matching+, each row weighted alike,
@@ -95,6 +96,10 @@ class RegretSettings:
     baseline_rate: float = 0.05
     """The baselines are running means until an action has been seen ``1/baseline_rate``
     times, then move by this share towards each new return (they follow the policy)."""
+    exploration: float = 0.6
+    """Share of uniform play mixed into the explorer's policy at each of its decisions:
+    more reaches rare positions more often, at the price of noisier credits (one over a
+    smaller probability)."""
 
     def check(self) -> None:
         """Refuse a setting out of its range, naming it and what is allowed."""
@@ -105,6 +110,7 @@ class RegretSettings:
         for name, fits, allowed in (
             ("foresight", lambda x: 0.0 <= x <= 10.0, "0 to 10"),
             ("baseline_rate", lambda x: 0.0 < x <= 1.0, "more than 0, at most 1"),
+            ("exploration", lambda x: 0.0 < x <= 1.0, "more than 0, at most 1"),
         ):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not fits(value):
@@ -158,26 +164,23 @@ def _current(regrets, predicted, legal, r, out):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _act(
-    rows, players, probes, regrets, predicted, legal, uniforms, actions, taken, role
+    rows, players, explorer, exploration, regrets, predicted, legal, uniforms, actions, taken, role
 ):  # pragma: no cover - compiled
-    """Each game's action: uniform at its explorer's probe, the row's policy everywhere
-    else. ``taken`` gets the probability the action was drawn with; ``role`` says what the
-    decision is to the learner: 1 the explorer's from the probe on (learnt from), 2 another
-    seat's after the probe (credited, for the baselines), 0 before it (not used)."""
-    explorer, probe, made = probes
+    """Each game's action: drawn from the row's policy, mixed with ``exploration`` of
+    uniform play at the explorer's decisions. ``taken`` gets the probability the action
+    was drawn with; ``role`` says what the decision is to the learner: 1 the explorer's
+    (learnt from), 2 another seat's (credited, for the baselines)."""
     sigma = np.empty(regrets.shape[1])
     for i in range(len(rows)):
         r = rows[i]
         mine = players[i] == explorer[i]
-        at = made[i]
-        count = 0
-        for x in range(regrets.shape[1]):
-            count += legal[r, x]
-        if mine and at == probe[i]:
+        _current(regrets, predicted, legal, r, sigma)
+        if mine:
+            count = 0
             for x in range(regrets.shape[1]):
-                sigma[x] = legal[r, x] / count
-        else:
-            _current(regrets, predicted, legal, r, sigma)
+                count += legal[r, x]
+            for x in range(regrets.shape[1]):
+                sigma[x] = (1.0 - exploration) * sigma[x] + exploration * legal[r, x] / count
         left, chosen = uniforms[i], -1
         for x in range(len(sigma)):
             if sigma[x] > 0.0:
@@ -187,20 +190,7 @@ def _act(
                 left -= sigma[x]
         actions[i] = chosen
         taken[i] = sigma[chosen]
-        role[i] = (1 if at >= probe[i] else 0) if mine else (2 if at > probe[i] else 0)
-        if mine:
-            made[i] += 1
-
-
-@njit(cache=True)
-def _restart(ended, probes, seats, decisions, uniforms):  # pragma: no cover - compiled
-    """Draw the explorer and the probe of the game that replaces each game that ended."""
-    explorer, probe, made = probes
-    for i in range(len(ended)):
-        if ended[i]:
-            explorer[i] = int(uniforms[i, 0] * seats)
-            probe[i] = int(uniforms[i, 1] * decisions)
-            made[i] = 0
+        role[i] = 1 if mine else 2
 
 
 @njit(cache=True)
@@ -329,27 +319,12 @@ class SampledRegret:
             np.zeros(shape + (self.rules.num_players,)),  # rewards
         )
         self.kept = 0  # steps carried from the last collection
-        # Per game: its explorer, which of the explorer's decisions is the probe, how many it has made.
-        self.probes = tuple(np.zeros(settings.games, dtype=np.int64) for _ in range(3))
-        self.typical: float | None = None
-        self._restart(np.ones(settings.games, dtype=bool))
+        # Per game: its explorer (redrawn when the game ends and another starts in its place).
+        self.explorer = self.rng.integers(self.rules.num_players, size=settings.games)
         self.index = Dict.empty(key_type=types.uint64, value_type=types.int64)
         self.size, self.capacity = 0, 0
         self.waiting = 0  # rows with estimates waiting for more (the first of self.touched)
         self._grow(max(4 * settings.games, 1 << 14))
-
-    def _restart(self, ended: np.ndarray) -> None:
-        """New explorers and probes for the games that ended. The probe is drawn uniformly
-        over the explorer's typical number of decisions (a running mean over finished games):
-        games whose longest possible length is far beyond their usual one (Spoof's 50
-        rounds) would otherwise seldom reach their probe."""
-        made = self.probes[2][ended]
-        if self.typical is None:
-            self.typical = max(1, self.rules.max_game_length) / self.rules.num_players
-        elif len(made):
-            self.typical += 0.05 * (made.mean() - self.typical)
-        spread = max(1, int(np.ceil(self.typical)))
-        _restart(ended, self.probes, self.rules.num_players, spread, self.rng.random((len(ended), 2)))
 
     def _grow(self, capacity: int) -> None:
         """Make room for ``capacity`` rows, keeping the rows there are."""
@@ -381,14 +356,14 @@ class SampledRegret:
             rows[t], self.size = _rows(
                 keys, obs["action_mask"], obs["observation"], self.index, self.legal, self.shown, self.size
             )
-            players[t], banked[t], explorers[t] = info["player"], info["banked"], self.probes[0]
+            players[t], banked[t], explorers[t] = info["player"], info["banked"], self.explorer
             _act(
-                rows[t], players[t], self.probes, self.regrets, self.predicted, self.legal,
-                self.rng.random(n), actions[t], taken[t], role[t],
+                rows[t], players[t], self.explorer, self.settings.exploration, self.regrets, self.predicted,
+                self.legal, self.rng.random(n), actions[t], taken[t], role[t],
             )  # fmt: skip
             self.obs, rewards[t], terminated, truncated, self.info = self.envs.step(actions[t])
             ended[t] = terminated | truncated
-            self._restart(ended[t])
+            self.explorer[ended[t]] = self.rng.integers(self.rules.num_players, size=int(ended[t].sum()))
             games += int(ended[t].sum())
         credit = np.full(rows.shape, np.nan)
         table = (self.regrets, self.predicted, self.legal, self.baseline)

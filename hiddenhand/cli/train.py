@@ -34,8 +34,9 @@ SELFPLAY = (
 
 REGRET = (
     "Sampled regret matching: a table of regrets over the observations self-play meets, learnt from games played "
-    "many at a time in the game's batched env (every action is a sample of play: each game has one exploring "
-    "decision, and the returns after it are credited with baselines that remove the noise of the later moves; "
+    "many at a time in the game's batched env (every action is a sample of play: one seat of each game explores, "
+    "and the returns after its decisions are credited, weighted for the exploration, with baselines that remove "
+    "the noise of the later moves; "
     "predictive regret matching+ per observation, the average policy saved). Every EVAL_EVERY decisions it "
     "measures the exact exploitability where the game declares a measure that covers the agent (use --observation "
     "markov). Writes curve.csv, curve.png, run.json and policy.npz (an agent for play, tournaments and "
