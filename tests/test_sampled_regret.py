@@ -153,3 +153,23 @@ def test_a_policy_keyed_by_the_observation_plays_uniformly_off_its_rows():
 def test_bad_settings_are_refused_by_name(name, value):
     with pytest.raises(ValueError, match=name):
         SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(**{name: value}), 0)
+
+
+def test_the_explorer_draws_from_the_policy_mixed_with_uniform_play_and_records_that_probability():
+    """One row whose regrets give the policy (3/4, 1/4, 0) with the third action illegal: the
+    explorer draws from 0.4 of it plus 0.6 of uniform play over the two legal actions, so
+    (0.6, 0.4, 0); the other seat from the policy itself. ``taken`` is the probability the
+    action was drawn with, which the credits divide by."""
+    regrets = np.array([[3.0, 1.0, 0.0]])
+    predicted = np.zeros((1, 3))
+    legal = np.array([[True, True, False]])
+    uniforms = np.array([0.1, 0.59, 0.61, 0.99, 0.1, 0.74, 0.76, 0.99])
+    players = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    explorer = np.zeros(8, dtype=np.int64)  # seat 0 explores in every game
+    actions, taken, role = np.zeros(8, dtype=np.int64), np.zeros(8), np.zeros(8, dtype=np.int8)
+    sampled_regret._act(
+        np.zeros(8, dtype=np.int64), players, explorer, 0.6, regrets, predicted, legal, uniforms, actions, taken, role
+    )
+    np.testing.assert_array_equal(actions, [0, 0, 1, 1, 0, 0, 1, 1])
+    np.testing.assert_allclose(taken, [0.6, 0.6, 0.4, 0.4, 0.75, 0.75, 0.25, 0.25])
+    np.testing.assert_array_equal(role, [1, 1, 1, 1, 2, 2, 2, 2])

@@ -54,10 +54,13 @@ The algorithm (one iteration per collection):
    rows never met play uniformly.
 
 Decisions of games still under way when a collection ends are kept and credited in the
-next one. The learner works on any game with a batched env; its table is keyed by the
-observation, so on Goofspiel the Markov observation (``observation="markov"``) keeps it
-small and makes the exact measure apply (the observation is then the position, the same
-for every history that reaches it, and one table serves both seats).
+next one, with the policy current then: an action of the other seat that the earlier policy
+never drew counts at its baseline, a small bias that fades as the policy settles (passing
+those moves' samples through instead is unbiased but much noisier: ``docs/training.md``).
+The learner works on any game with a batched env; its table is keyed by the observation,
+so on Goofspiel the Markov observation (``observation="markov"``) keeps it small and makes
+the exact measure apply (the observation is then the position, the same for every history
+that reaches it, and one table serves both seats).
 """
 
 from __future__ import annotations
@@ -169,7 +172,8 @@ def _act(
     """Each game's action: drawn from the row's policy, mixed with ``exploration`` of
     uniform play at the explorer's decisions. ``taken`` gets the probability the action
     was drawn with; ``role`` says what the decision is to the learner: 1 the explorer's
-    (learnt from), 2 another seat's (credited, for the baselines)."""
+    (learnt from), 2 another seat's (credited: in a two-player zero-sum game its baselines
+    learn from it)."""
     sigma = np.empty(regrets.shape[1])
     for i in range(len(rows)):
         r = rows[i]
@@ -310,7 +314,7 @@ class SampledRegret:
         self.steps = (
             np.zeros(shape, dtype=np.int64),  # rows
             np.zeros(shape, dtype=np.int64),  # actions
-            np.ones(shape),  # taken: the probability of the action
+            np.ones(shape),  # taken: the probability the action was drawn with
             np.zeros(shape, dtype=np.int64),  # players
             np.zeros(shape, dtype=np.int64),  # explorers
             np.zeros(shape, dtype=np.int8),  # role
