@@ -39,13 +39,16 @@ def _policy_table(learner: SampledRegret, n: int) -> markov_table.Table:
     return table
 
 
+@pytest.mark.parametrize("probe", [False, True], ids=["exploring", "probe"])
 @pytest.mark.parametrize("zero_sum", [True, False], ids=["other-seat-baselines", "explorer-only"])
-def test_credits_are_unbiased_samples_of_the_exact_values(zero_sum, monkeypatch):
+def test_credits_are_unbiased_samples_of_the_exact_values(zero_sum, probe, monkeypatch):
     """With a fixed, uneven policy and arbitrary baselines, the mean credit of each position
     and action the explorer learns from equals its exact Q-value (points still to come,
-    :func:`markov_table.exact_q`, an independent backward pass), within sampling error."""
+    :func:`markov_table.exact_q`, an independent backward pass), within sampling error,
+    whether the explorer explores at every decision or at its probe."""
     n = 3
-    learner = SampledRegret("goofspiel", {"num_cards": n, "observation": "markov"}, RegretSettings(games=2048), 0)
+    settings = RegretSettings(games=2048, probe=probe)
+    learner = SampledRegret("goofspiel", {"num_cards": n, "observation": "markov"}, settings, 0)
     learner.zero_sum = zero_sum
     samples: list[tuple[np.ndarray, ...]] = []
 
@@ -159,17 +162,51 @@ def test_the_explorer_draws_from_the_policy_mixed_with_uniform_play_and_records_
     """One row whose regrets give the policy (3/4, 1/4, 0) with the third action illegal: the
     explorer draws from 0.4 of it plus 0.6 of uniform play over the two legal actions, so
     (0.6, 0.4, 0); the other seat from the policy itself. ``taken`` is the probability the
-    action was drawn with, which the credits divide by."""
+    action was drawn with, which the credits divide by. With the probe the explorer plays
+    uniformly at the probe and the policy elsewhere, and learns from the probe on."""
     regrets = np.array([[3.0, 1.0, 0.0]])
     predicted = np.zeros((1, 3))
     legal = np.array([[True, True, False]])
     uniforms = np.array([0.1, 0.59, 0.61, 0.99, 0.1, 0.74, 0.76, 0.99])
     players = np.array([0, 0, 0, 0, 1, 1, 1, 1])
-    explorer = np.zeros(8, dtype=np.int64)  # seat 0 explores in every game
-    actions, taken, role = np.zeros(8, dtype=np.int64), np.zeros(8), np.zeros(8, dtype=np.int8)
-    sampled_regret._act(
-        np.zeros(8, dtype=np.int64), players, explorer, 0.6, regrets, predicted, legal, uniforms, actions, taken, role
+    rows, actions, taken, role = (
+        np.zeros(8, dtype=np.int64),
+        np.zeros(8, dtype=np.int64),
+        np.zeros(8),
+        np.zeros(8, dtype=np.int8),
     )
+
+    def act(probing, probe, made):
+        # seat 0 explores in every game; its probe and its decisions so far as given
+        probes = (np.zeros(8, dtype=np.int64), np.full(8, probe), np.full(8, made))
+        sampled_regret._act(
+            rows, players, probes, probing, 0.6, regrets, predicted, legal, uniforms, actions, taken, role
+        )  # fmt: skip
+        return probes[2]
+
+    made = act(False, 0, 0)
     np.testing.assert_array_equal(actions, [0, 0, 1, 1, 0, 0, 1, 1])
     np.testing.assert_allclose(taken, [0.6, 0.6, 0.4, 0.4, 0.75, 0.75, 0.25, 0.25])
     np.testing.assert_array_equal(role, [1, 1, 1, 1, 2, 2, 2, 2])
+    np.testing.assert_array_equal(made, [1, 1, 1, 1, 0, 0, 0, 0])
+    act(True, 2, 2)  # at the probe: uniform over the legal actions; learnt from, the other seat not yet
+    np.testing.assert_allclose(taken, [0.5, 0.5, 0.5, 0.5, 0.75, 0.75, 0.25, 0.25])
+    np.testing.assert_array_equal(role, [1, 1, 1, 1, 0, 0, 0, 0])
+    act(True, 2, 1)  # before it: the policy, not used
+    np.testing.assert_allclose(taken, [0.75, 0.75, 0.75, 0.25, 0.75, 0.75, 0.25, 0.25])
+    np.testing.assert_array_equal(role, [0, 0, 0, 0, 0, 0, 0, 0])
+    act(True, 2, 3)  # after it: the policy, learnt from and credited
+    np.testing.assert_allclose(taken, [0.75, 0.75, 0.75, 0.25, 0.75, 0.75, 0.25, 0.25])
+    np.testing.assert_array_equal(role, [1, 1, 1, 1, 2, 2, 2, 2])
+
+
+def test_the_command_line_trains_with_the_probe_and_records_it(tmp_path, capsys):
+    """``hiddenhand train regret`` passes ``--games`` and ``--probe`` to the learner, which
+    writes them into ``run.json``, and reports the run."""
+    from hiddenhand.cli import main
+
+    args = ["train", "regret", "bid-spoof", "--coins", "2", "--objective", "round", "--observation", "markov"]
+    main([*args, "--steps", "20000", "--eval-every", "10000", "--games", "64", "--probe", "--out", str(tmp_path)])
+    settings = json.loads((tmp_path / "run.json").read_text())["settings"]
+    assert settings["probe"] is True and settings["games"] == 64
+    assert "Sampled regret matching" in capsys.readouterr().out

@@ -26,7 +26,11 @@ The algorithm (one iteration per collection):
    al., NeurIPS 2009); the other seats play the policy. The explorer's decisions are what
    the table learns from; exploring at each of them is what makes every action at every
    position reachable, including the positions a best responder steers into (often after
-   several off-policy moves) and self-play alone would rarely visit.
+   several off-policy moves) and self-play alone would rarely visit. With ``probe`` the
+   explorer instead plays uniformly at one of its decisions (the probe, drawn when the
+   game starts) and the policy everywhere else, and only its decisions from the probe on
+   are learnt from: in long games (Bid Spoof's) the weights of step 2 multiply over many
+   explored decisions, and one explored decision a game learns faster.
 2. When a game ends its decisions are credited backwards from the end with the return
    still to come, in the explorer's terms: the return minus what the game had settled at
    the decision (``info["banked"]``: in Goofspiel the points won before it), and each
@@ -103,6 +107,9 @@ class RegretSettings:
     """Share of uniform play mixed into the explorer's policy at each of its decisions:
     more reaches rare positions more often, at the price of noisier credits (one over a
     smaller probability)."""
+    probe: bool = False
+    """Explore at one decision a game instead (step 1 of the module docstring);
+    ``exploration`` is then unused."""
 
     def check(self) -> None:
         """Refuse a setting out of its range, naming it and what is allowed."""
@@ -110,6 +117,7 @@ class RegretSettings:
         check_int("window", self.window, 0, 10**6)
         check_int("least", self.least, 1, 10**9)
         check_bool("plus", self.plus)
+        check_bool("probe", self.probe)
         for name, fits, allowed in (
             ("foresight", lambda x: 0.0 <= x <= 10.0, "0 to 10"),
             ("baseline_rate", lambda x: 0.0 < x <= 1.0, "more than 0, at most 1"),
@@ -167,24 +175,29 @@ def _current(regrets, predicted, legal, r, out):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _act(
-    rows, players, explorer, exploration, regrets, predicted, legal, uniforms, actions, taken, role
+    rows, players, probes, probing, exploration, regrets, predicted, legal, uniforms, actions, taken, role
 ):  # pragma: no cover - compiled
-    """Each game's action: drawn from the row's policy, mixed with ``exploration`` of
-    uniform play at the explorer's decisions. ``taken`` gets the probability the action
-    was drawn with; ``role`` says what the decision is to the learner: 1 the explorer's
-    (learnt from), 2 another seat's (credited: in a two-player zero-sum game its baselines
-    learn from it)."""
+    """Each game's action: drawn from the row's policy, mixed at the explorer's decisions
+    with ``exploration`` of uniform play, or (``probing``) uniform at its probe. ``taken``
+    gets the probability the action was drawn with; ``role`` says what the decision is to
+    the learner: 1 the explorer's (learnt from), 2 another seat's (credited: in a
+    two-player zero-sum game its baselines learn from it), 0 when probing, before the
+    probe (not used)."""
+    explorer, probe, made = probes
     sigma = np.empty(regrets.shape[1])
     for i in range(len(rows)):
         r = rows[i]
         mine = players[i] == explorer[i]
+        at = made[i]  # the explorer's decisions so far in this game
         _current(regrets, predicted, legal, r, sigma)
         if mine:
+            share = (1.0 if at == probe[i] else 0.0) if probing else exploration
             count = 0
             for x in range(regrets.shape[1]):
                 count += legal[r, x]
             for x in range(regrets.shape[1]):
-                sigma[x] = (1.0 - exploration) * sigma[x] + exploration * legal[r, x] / count
+                sigma[x] = (1.0 - share) * sigma[x] + share * legal[r, x] / count
+            made[i] += 1
         left, chosen = uniforms[i], -1
         for x in range(len(sigma)):
             if sigma[x] > 0.0:
@@ -194,7 +207,21 @@ def _act(
                 left -= sigma[x]
         actions[i] = chosen
         taken[i] = sigma[chosen]
-        role[i] = 1 if mine else 2
+        if not probing:
+            role[i] = 1 if mine else 2
+        else:
+            role[i] = (1 if at >= probe[i] else 0) if mine else (2 if at > probe[i] else 0)
+
+
+@njit(cache=True)
+def _restart(ended, probes, seats, decisions, uniforms):  # pragma: no cover - compiled
+    """Draw the explorer and the probe of the game that replaces each game that ended."""
+    explorer, probe, made = probes
+    for i in range(len(ended)):
+        if ended[i]:
+            explorer[i] = int(uniforms[i, 0] * seats)
+            probe[i] = int(uniforms[i, 1] * decisions)
+            made[i] = 0
 
 
 @njit(cache=True)
@@ -323,12 +350,27 @@ class SampledRegret:
             np.zeros(shape + (self.rules.num_players,)),  # rewards
         )
         self.kept = 0  # steps carried from the last collection
-        # Per game: its explorer (redrawn when the game ends and another starts in its place).
-        self.explorer = self.rng.integers(self.rules.num_players, size=settings.games)
+        # Per game: its explorer, which of the explorer's decisions is the probe, how many it has made.
+        self.probes = tuple(np.zeros(settings.games, dtype=np.int64) for _ in range(3))
+        self.typical: float | None = None
+        self._restart(np.ones(settings.games, dtype=bool))
         self.index = Dict.empty(key_type=types.uint64, value_type=types.int64)
         self.size, self.capacity = 0, 0
         self.waiting = 0  # rows with estimates waiting for more (the first of self.touched)
         self._grow(max(4 * settings.games, 1 << 14))
+
+    def _restart(self, ended: np.ndarray) -> None:
+        """New explorers and probes for the games that ended. The probe is drawn uniformly
+        over the explorer's typical number of decisions (a running mean over finished games):
+        games whose longest possible length is far beyond their usual one (Spoof's 50
+        rounds) would otherwise seldom reach their probe."""
+        made = self.probes[2][ended]
+        if self.typical is None:
+            self.typical = max(1, self.rules.max_game_length) / self.rules.num_players
+        elif len(made):
+            self.typical += 0.05 * (made.mean() - self.typical)
+        spread = max(1, int(np.ceil(self.typical)))
+        _restart(ended, self.probes, self.rules.num_players, spread, self.rng.random((len(ended), 2)))
 
     def _grow(self, capacity: int) -> None:
         """Make room for ``capacity`` rows, keeping the rows there are."""
@@ -360,14 +402,15 @@ class SampledRegret:
             rows[t], self.size = _rows(
                 keys, obs["action_mask"], obs["observation"], self.index, self.legal, self.shown, self.size
             )
-            players[t], banked[t], explorers[t] = info["player"], info["banked"], self.explorer
+            players[t], banked[t], explorers[t] = info["player"], info["banked"], self.probes[0]
+            s = self.settings
             _act(
-                rows[t], players[t], self.explorer, self.settings.exploration, self.regrets, self.predicted,
+                rows[t], players[t], self.probes, s.probe, s.exploration, self.regrets, self.predicted,
                 self.legal, self.rng.random(n), actions[t], taken[t], role[t],
             )  # fmt: skip
             self.obs, rewards[t], terminated, truncated, self.info = self.envs.step(actions[t])
             ended[t] = terminated | truncated
-            self.explorer[ended[t]] = self.rng.integers(self.rules.num_players, size=int(ended[t].sum()))
+            self._restart(ended[t])
             games += int(ended[t].sum())
         credit = np.full(rows.shape, np.nan)
         table = (self.regrets, self.predicted, self.legal, self.baseline)
