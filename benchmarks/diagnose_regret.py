@@ -8,7 +8,10 @@ settings changed one at a time.
   (``alike``), and alike with the last advantages added when the policy is read (predictive
   RM+, ``predictive``); linear averaging. Prints the average policy's exact exploitability.
 - ``sampled``: :class:`hiddenhand.training.sampled_regret.SampledRegret` with the settings
-  given as JSON (``--settings '{"games": 256}'``), measured every quarter of the decisions.
+  given as JSON (``--settings '{"games": 256}'``), measured every quarter of the decisions:
+  the average policy (what the learner saves) and the current one (regret matching's policy
+  of the last iteration). Markov Goofspiel with ``--cards``, or another game with a batched
+  env and its parameters (``--game spoof --params '{"observation": "markov"}'``).
 
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/diagnose_regret.py exact --cards 4 --iterations
 300`` or ``... sampled --cards 4 --decisions 10000000 --settings '{"games": 8192}'``.
@@ -25,8 +28,9 @@ import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from hiddenhand.agents.policy_agent import PolicyAgent  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
-from hiddenhand.training import markov_table  # noqa: E402
+from hiddenhand.training import markov_table, sampled_regret  # noqa: E402
 from hiddenhand.training.sampled_regret import RegretSettings, SampledRegret  # noqa: E402
 
 
@@ -61,15 +65,26 @@ def exact(cards: int, iterations: int, weighting: str) -> list[tuple[int, float]
     return out
 
 
-def sampled(cards: int, decisions: int, settings: dict) -> list[tuple[int, float]]:
-    learner = SampledRegret("goofspiel", {"num_cards": cards, "observation": "markov"}, RegretSettings(**settings), 0)
-    declared, done, marks, out = get("goofspiel"), 0, [decisions * q // 4 for q in (1, 2, 3, 4)], []
+def current_agent(learner: SampledRegret) -> PolicyAgent:
+    """The learner's current policy (not its average) as an agent keyed by the observation."""
+    policy = np.zeros(learner.rules.num_actions)
+    table = {}
+    for r in range(learner.size):
+        sampled_regret._current(learner.regrets, learner.predicted, learner.legal, r, policy)
+        table[learner.shown[r].tobytes()] = policy.copy()
+    return PolicyAgent(learner.game, learner.rules.params, table, keyed_by="observation", unseen="uniform")
+
+
+def sampled(game: str, params: dict, decisions: int, settings: dict) -> list[tuple[int, float, float]]:
+    learner = SampledRegret(game, params, RegretSettings(**settings), 0)
+    declared, done, marks, out = get(game), 0, [decisions * q // 4 for q in (1, 2, 3, 4)], []
     while marks:
         steps, _ = learner.iterate()
         done += steps * learner.settings.games
         if done >= marks[0]:
             marks.pop(0)
-            out.append((done, declared.exact_exploitability(learner.rules, learner.agent())))
+            average = declared.exact_exploitability(learner.rules, learner.agent())
+            out.append((done, average, declared.exact_exploitability(learner.rules, current_agent(learner))))
     return out
 
 
@@ -80,14 +95,20 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=300, help="exact: iterations (default 300)")
     parser.add_argument("--decisions", type=int, default=10_000_000, help="sampled: decisions (default 10000000)")
     parser.add_argument("--settings", default="{}", help="sampled: RegretSettings as JSON (default {})")
+    parser.add_argument("--game", default="goofspiel", help="sampled: the game (default goofspiel, with --cards)")
+    parser.add_argument(
+        "--params", help="sampled: the game's parameters as JSON (default: Markov, --cards for Goofspiel)"
+    )
     args = parser.parse_args()
     if args.mode == "exact":
         for weighting in ("visits", "alike", "predictive"):
             figures = exact(args.cards, args.iterations, weighting)
             print(f"{weighting:10s} " + "  ".join(f"{it}: {value:.4f}" for it, value in figures))
     else:
-        for done, value in sampled(args.cards, args.decisions, json.loads(args.settings)):
-            print(f"{done:>12,d} decisions: {value:.4f}")
+        default = {"num_cards": args.cards, "observation": "markov"} if args.game == "goofspiel" else {}
+        params = json.loads(args.params) if args.params else default
+        for done, average, current in sampled(args.game, params, args.decisions, json.loads(args.settings)):
+            print(f"{done:>12,d} decisions: {average:.4f} (current policy: {current:.4f})")
 
 
 if __name__ == "__main__":
