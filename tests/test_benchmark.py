@@ -37,11 +37,18 @@ TINY = Budget(
 pytestmark = pytest.mark.xdist_group("benchmark")  # one worker, so the tiny run below is made once
 
 
-@pytest.fixture(scope="module")
+_TINY_RUN: list[tuple] = []
+
+
+@pytest.fixture
 def tiny_run(tmp_path_factory):
-    """One tiny benchmark for the tests that read its output: ``(directory, report)``."""
-    out = tmp_path_factory.mktemp("benchmark")
-    return out, run_benchmark(TINY, out, seed=0, progress=False)
+    """One tiny benchmark for the tests that read its output: ``(directory, report)``. Kept
+    in a module variable rather than a module-scoped fixture: a pytest-xdist worker whose
+    queue runs dry tears its fixtures down, and the run (over a minute) was made twice."""
+    if not _TINY_RUN:
+        out = tmp_path_factory.mktemp("benchmark")
+        _TINY_RUN.append((out, run_benchmark(TINY, out, seed=0, progress=False)))
+    return _TINY_RUN[0]
 
 
 def test_benchmark_on_a_tiny_budget(tiny_run):
