@@ -1,7 +1,7 @@
 """Sampled regret matching: a table of regrets over the observations that self-play meets,
 learnt from games played many at a time in the batched env (:mod:`hiddenhand.vector`).
 
-(About 450 lines: the compiled kernels are the algorithm's steps and are read beside the
+(About 490 lines: the compiled kernels are the algorithm's steps and are read beside the
 learner that calls them.)
 
 Why a table, and why regrets. The tabular control of :mod:`.markov_table` showed that on
