@@ -12,8 +12,8 @@ from hiddenhand import registry
 from hiddenhand.agents.base import Agent, RandomAgent
 from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, BidSpoofHeuristic
 from hiddenhand.agents.egghead import BehaviouralAnalyst, NaiveDeducer
+from hiddenhand.agents.goofspiel_equilibrium import GoofspielEquilibriumAgent
 from hiddenhand.agents.goofspiel_heuristic import GoofspielHeuristic
-from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
 from hiddenhand.agents.network import NetworkAgent
 from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
 from hiddenhand.agents.ppo import PPOAgent
@@ -93,7 +93,7 @@ __all__ = [
     "BidSpoofEquilibriumAgent",
     "BidSpoofHeuristic",
     "GoofspielHeuristic",
-    "GopsEquilibriumAgent",
+    "GoofspielEquilibriumAgent",
     "NaiveDeducer",
     "NetworkAgent",
     "PPOAgent",

@@ -184,7 +184,7 @@ GAME = Game(
     },
     agents={
         **{level: Factory("hiddenhand.agents.goofspiel_heuristic:heuristic", level=level) for level in LEVELS},
-        "equilibrium": "hiddenhand.agents.gops_equilibrium:GopsEquilibriumAgent",
+        "equilibrium": "hiddenhand.agents.goofspiel_equilibrium:GoofspielEquilibriumAgent",
     },
     heuristics=("random", *LEVELS),
     opponent="medium",
@@ -233,7 +233,7 @@ GAME = Game(
         "carries more probability. Points: seconds up to 10 cards, about 6 times longer per extra card; win/loss "
         "takes longer (the score is part of the state).",
     ),
-    agent_file="hiddenhand.agents.gops_equilibrium:load_solution_agent",
+    agent_file="hiddenhand.agents.goofspiel_equilibrium:load_solution_agent",
     vector="hiddenhand.envs.goofspiel_vector:GoofspielVectorEnv",
     benchmark=(
         Benchmark({"num_cards": 4, "observation": "markov"}, learn=True),

@@ -40,7 +40,7 @@ def test_a_read_beside_the_clone_fails_before_the_file_is_looked_for(reach):
 
 
 def test_the_repository_and_the_environment_pass(tmp_path):
-    assert not outside_guard.is_outside(outside_guard.REPOSITORY / "tests" / "data" / "gops_first_move_n5.csv")
+    assert not outside_guard.is_outside(outside_guard.REPOSITORY / "tests" / "data" / "goofspiel_first_move_n5.csv")
     assert not outside_guard.is_outside(Path(sys.prefix) / "lib")
     assert not outside_guard.is_outside(Path(np.__file__))
     assert not outside_guard.is_outside(tmp_path / "x.npz")

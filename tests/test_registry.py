@@ -156,7 +156,7 @@ def test_import_registers_openspiel_without_torch():
     code = (
         "import sys, hiddenhand, pyspiel; "
         "g = pyspiel.load_game('hiddenhand_goofspiel(num_cards=4)'); "
-        "from hiddenhand.agents import PPOAgent, GopsEquilibriumAgent; "
+        "from hiddenhand.agents import PPOAgent, GoofspielEquilibriumAgent; "
         "print(g.num_distinct_actions(), 'torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -340,7 +340,7 @@ def _big_goofspiel(budget: Budget, out: Path, seed: int, solution: str | None, p
     agent plays on the full observation through :class:`~hiddenhand.agents.base.Translated`,
     so that the hard heuristic, which reads the score, can sit opposite it."""
     from hiddenhand.agents.base import Translated
-    from hiddenhand.agents.gops_equilibrium import load_solution_agent
+    from hiddenhand.agents.goofspiel_equilibrium import load_solution_agent
 
     game = games()["goofspiel"]
     full = game.rules(num_cards=budget.big_cards)

@@ -1,7 +1,7 @@
 """Certify a Goofspiel solution: the exact exploitability of its equilibrium, from its values alone.
 
 A solution file (:class:`~hiddenhand.solvers.goofspiel.solution.PointsSolution`) holds only the value of
-every state; the equilibrium agent (:class:`~hiddenhand.agents.GopsEquilibriumAgent`)
+every state; the equilibrium agent (:class:`~hiddenhand.agents.GoofspielEquilibriumAgent`)
 plays, at every position, the row player's strategy ``x`` of that position's matrix game
 (:meth:`~hiddenhand.solvers.goofspiel.solution.PointsSolution.strategy`, with itself as A), built from the
 stored values of the level below. :func:`certify` measures that agent exactly, by a second

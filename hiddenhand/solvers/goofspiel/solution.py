@@ -194,7 +194,7 @@ class PointsSolution(GoofspielSolution):
 
         Each row is what :meth:`strategy` gives for A (``[0]``) at such a position, by rank
         instead of by card: the same kernel and the same simplex, so the same ties broken
-        the same way; it is also what :class:`~hiddenhand.agents.GopsEquilibriumAgent` plays
+        the same way; it is also what :class:`~hiddenhand.agents.GoofspielEquilibriumAgent` plays
         in either seat, seen as A. Rows sum to 1 up to the dropped round-off
         (:data:`~hiddenhand.solvers.goofspiel.kernels.DROPPED`).
 

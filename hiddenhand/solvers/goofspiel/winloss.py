@@ -130,7 +130,7 @@ def solve_winloss_patterns(todo, win, child, prize_values, prize_child, diffs, b
 def head_to_head(win_loss: WinLossSolution, points: PointsSolution) -> tuple[float, float]:
     """The win/loss equilibrium against the points equilibrium, exactly: (mean result under
     win/loss scoring, mean point difference), both to the win/loss one. Each plays as its
-    agent does (:class:`~hiddenhand.agents.GopsEquilibriumAgent`): the win/loss one reads
+    agent does (:class:`~hiddenhand.agents.GoofspielEquilibriumAgent`): the win/loss one reads
     the score, the points one plays its row strategy with the hands seen from its seat. The
     game is symmetric and both ignore their seat, so the seat does not matter. A recursion
     over (pattern, prizes left, difference) along the two strategies' supports."""

@@ -29,7 +29,9 @@ def check_solved_game(rules: GoofspielRules) -> None:
         )
 
 
-def load_solution_agent(path, rules: GoofspielRules | None, seed: int | None = None) -> GopsEquilibriumAgent | None:
+def load_solution_agent(
+    path, rules: GoofspielRules | None, seed: int | None = None
+) -> GoofspielEquilibriumAgent | None:
     """A solution file of ``hiddenhand solve goofspiel --out`` as an agent for ``rules``, or
     ``None`` when ``path`` is not a solution file (it may be a saved policy)."""
     path = Path(path)
@@ -45,7 +47,7 @@ def load_solution_agent(path, rules: GoofspielRules | None, seed: int | None = N
     rules = rules if rules is not None else GoofspielRules(num_cards=cards, scoring=scoring)
     if rules.params["num_cards"] != cards:
         raise ValueError(f"{path} solves {cards} cards; the game has {rules.params['num_cards']}")
-    return GopsEquilibriumAgent(rules, load(path), seed=seed)
+    return GoofspielEquilibriumAgent(rules, load(path), seed=seed)
 
 
 def cached_solution(num_cards: int, scoring: str = POINT_DIFFERENCE) -> GoofspielSolution:
@@ -54,7 +56,7 @@ def cached_solution(num_cards: int, scoring: str = POINT_DIFFERENCE) -> Goofspie
     return solved(solve, num_cards, scoring=scoring)
 
 
-class GopsEquilibriumAgent(Agent):
+class GoofspielEquilibriumAgent(Agent):
     """Plays the equilibrium mixed bid of the current position.
 
     It is the equilibrium of the two-player game with point-difference or win/loss scoring
@@ -146,7 +148,7 @@ class GopsEquilibriumAgent(Agent):
 
     def __repr__(self) -> str:
         scoring = "" if self.scoring == POINT_DIFFERENCE else f", scoring={self.scoring!r}"
-        return f"GopsEquilibriumAgent(num_cards={self.num_cards}{scoring})"
+        return f"GoofspielEquilibriumAgent(num_cards={self.num_cards}{scoring})"
 
 
 def _cards_of(mask: int) -> tuple[int, ...]:

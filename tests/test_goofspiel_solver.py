@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 import pytest
-from gops_reference import highs_value, plain_values
+from goofspiel_reference import highs_value, plain_values
 
 import hiddenhand.openspiel as ho
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, load_agent
-from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+from hiddenhand.agents.goofspiel_equilibrium import GoofspielEquilibriumAgent
 from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
@@ -21,7 +21,7 @@ from hiddenhand.solvers.goofspiel import PointsSolution, exploitability, solve
 from hiddenhand.solvers.goofspiel.patterns import level_patterns
 from hiddenhand.solvers.matrix_game import _error, _rebuild, solve_game
 
-REFERENCE = Path(__file__).resolve().parent / "data" / "gops_first_move_n5.csv"
+REFERENCE = Path(__file__).resolve().parent / "data" / "goofspiel_first_move_n5.csv"
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +191,7 @@ def test_shortcuts_change_no_value(solutions):
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_equilibrium_is_unexploitable(n, solutions):
-    assert abs(exploitability(GopsEquilibriumAgent(n, solutions[n]), n)) < 1e-9
+    assert abs(exploitability(GoofspielEquilibriumAgent(n, solutions[n]), n)) < 1e-9
 
 
 def test_exploitability_agrees_with_openspiel_best_response():
@@ -272,7 +272,7 @@ def test_checkpoint_resumes_after_the_last_complete_level(tmp_path, solutions):
 
 
 def test_equilibrium_agent_plays_and_refuses_other_games(solutions, tmp_path):
-    agent = GopsEquilibriumAgent(5, solutions[5], seed=0)
+    agent = GoofspielEquilibriumAgent(5, solutions[5], seed=0)
     env = goofspiel_v0.env(num_cards=5)
     env.reset(seed=3)
     for name in env.agent_iter():

@@ -10,8 +10,8 @@ import pytest
 
 from hiddenhand.solvers.goofspiel import PointsSolution
 
-TABLE = Path(__file__).resolve().parent / "data" / "gops_first_move_n13.csv"
-PRINTED = Path(__file__).resolve().parent / "data" / "gops_lp_paper_n13_printed.txt"
+TABLE = Path(__file__).resolve().parent / "data" / "goofspiel_first_move_n13.csv"
+PRINTED = Path(__file__).resolve().parent / "data" / "goofspiel_lp_paper_n13_printed.txt"
 
 
 def published() -> np.ndarray:

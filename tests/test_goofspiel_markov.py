@@ -7,7 +7,7 @@ import pytest
 from conftest import play_out
 
 import hiddenhand
-from hiddenhand.agents import GopsEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
+from hiddenhand.agents import GoofspielEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
 from hiddenhand.agents.base import Agent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_observations
@@ -138,7 +138,7 @@ def test_batched_policies_equal_one_at_a_time(rules):
         RandomAgent(),
         _Loop(),
         make_agent("goofspiel", "medium"),
-        GopsEquilibriumAgent(rules),
+        GoofspielEquilibriumAgent(rules),
     ]
     batch = _observations(rules)
     for agent in agents:
@@ -214,7 +214,7 @@ def test_a_seat_dependent_agent_is_measured_seat_by_seat():
 
 @pytest.mark.parametrize("n", range(2, 9))
 def test_the_equilibrium_is_unexploitable_over_positions(n):
-    assert positions.exploitability(GopsEquilibriumAgent(n), markov(n), progress=False).value < 1e-9
+    assert positions.exploitability(GoofspielEquilibriumAgent(n), markov(n), progress=False).value < 1e-9
 
 
 def test_agents_that_read_the_score_are_refused_and_large_games_named():
@@ -239,7 +239,7 @@ def test_the_declared_exploitability_dispatches_on_what_the_agent_reads():
 def test_values_over_positions_equal_openspiels_expected_returns(observation):
     rules = GoofspielRules(num_cards=4, observation=observation)
     agent = untrained_ppo(rules, seed=1) if observation == "markov" else make_agent("goofspiel", "easy")
-    opponent = GopsEquilibriumAgent(rules)
+    opponent = GoofspielEquilibriumAgent(rules)
     game = HiddenhandGame(rules)
     root = cached_tree(game).new_initial_state()
     mine, theirs = tabular_policy(game, agent), tabular_policy(game, opponent)

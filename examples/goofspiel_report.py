@@ -1,7 +1,7 @@
 """The Goofspiel tables of docs/goofspiel.md: exact exploitability of each agent by size, and the
 equilibrium player's head-to-head results against each of the others.
 
-Run: ``python examples/gops_report.py [--sizes 4 5 6 7 8] [--history-max 7] [--match-sizes 8 10]
+Run: ``python examples/goofspiel_report.py [--sizes 4 5 6 7 8] [--history-max 7] [--match-sizes 8 10]
 [--games 2000] [--solution gops13.npz]``. Every agent but ``hard`` is Markov (it reads
 neither the score nor the history), so its exploitability and its value against the
 equilibrium are computed exactly over positions (:mod:`hiddenhand.solvers.goofspiel.positions`);
@@ -15,7 +15,7 @@ import argparse
 import time
 
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent
-from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+from hiddenhand.agents.goofspiel_equilibrium import GoofspielEquilibriumAgent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.solvers.goofspiel import exploitability, load, positions
 from hiddenhand.training import head_to_head
@@ -27,7 +27,7 @@ def make(name: str, n: int, solution=None):
     if name == "random":
         return RandomAgent()
     if name == "equilibrium":
-        return GopsEquilibriumAgent(n, solution)
+        return GoofspielEquilibriumAgent(n, solution)
     return GoofspielHeuristic(name)
 
 

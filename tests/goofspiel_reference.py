@@ -1,6 +1,6 @@
 """Independent references for the Goofspiel solver: HiGHS on every matrix game of a plain
 recursion over unreduced states (no patterns, no symmetry). Used by the tests and by
-``benchmarks/bench_gops.py``."""
+``benchmarks/bench_goofspiel.py``."""
 
 import itertools
 from functools import cache

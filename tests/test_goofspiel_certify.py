@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+from hiddenhand.agents.goofspiel_equilibrium import GoofspielEquilibriumAgent
 from hiddenhand.cli import main
 from hiddenhand.solvers.goofspiel import PointsSolution, solve
 from hiddenhand.solvers.goofspiel.certificate import certify
@@ -63,12 +63,12 @@ def test_the_equilibrium_is_certified_unexploitable(n, solutions):
 def test_certified_exploitability_is_the_reference_best_response(n, solutions):
     exact = solutions[n]
     assert certify(exact, progress=False).exploitability == pytest.approx(
-        exploitability(GopsEquilibriumAgent(n, exact), n), abs=1e-9
+        exploitability(GoofspielEquilibriumAgent(n, exact), n), abs=1e-9
     )
     bad = noised(exact, n - 2)
     found = certify(bad, progress=False)
     assert found.exploitability > 0.01
-    assert found.exploitability == pytest.approx(exploitability(GopsEquilibriumAgent(n, bad), n), abs=1e-9)
+    assert found.exploitability == pytest.approx(exploitability(GoofspielEquilibriumAgent(n, bad), n), abs=1e-9)
     assert found.residual > 0.01  # level n - 2 no longer follows from level n - 3
 
 

@@ -11,7 +11,7 @@ it cannot go below 1: Ray pays across machines, each adding its cores. Then the 
 
 Ray's workers run at niceness 15 (Ray's default): measure on an otherwise quiet machine.
 
-Run: ``python benchmarks/bench_gops_ray.py [SIZES ...] [--repeats 3] [--cpus 2] [--plan 13]``
+Run: ``python benchmarks/bench_goofspiel_ray.py [SIZES ...] [--repeats 3] [--cpus 2] [--plan 13]``
 (sizes default to 7 8 9 10).
 """
 

@@ -5,7 +5,7 @@ differ by more than ``--tolerance`` (default 1e-12). This is how the 13-card fil
 solve with its shortcuts (antisymmetry, warm starts) was held against the earlier one;
 format-1 and format-2 files compare alike (both are read whole).
 
-Run: ``python benchmarks/compare_gops_files.py A.npz B.npz [--tolerance 1e-12]``.
+Run: ``python benchmarks/compare_goofspiel_files.py A.npz B.npz [--tolerance 1e-12]``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ medians of ``--repeats`` runs, after one small run that compiles the kernels; th
 are certify / solve. The per-level seconds of the largest size show how all three scale,
 for extrapolating to sizes out of reach.
 
-Run: ``python benchmarks/bench_gops_certify.py [SIZES ...] [--repeats 3] [--workers N]``
+Run: ``python benchmarks/bench_goofspiel_certify.py [SIZES ...] [--repeats 3] [--workers N]``
 (sizes default to 6 7 8 9 10).
 """
 

@@ -2,7 +2,7 @@
 
 For each size, ``hiddenhand.solvers.goofspiel.solve`` runs in a fresh process (so that its
 peak memory is its own), and, for the sizes it can do, so does the plain reference of the
-tests (``tests/gops_reference.py``: HiGHS on every matrix game of a recursion over
+tests (``tests/goofspiel_reference.py``: HiGHS on every matrix game of a recursion over
 unreduced states). Times are medians of ``--repeats`` runs; the ratio is plain / ours.
 The per-level table of the largest size gives the scaling used to extrapolate to 13. Each
 process first solves 3 cards, which compiles the kernels (a few seconds, printed apart),
@@ -25,7 +25,7 @@ state and per game, and the memory of the two levels held at once.
 ``--head-to-head N`` adds the win/loss equilibrium against the points equilibrium, exactly
 (:func:`hiddenhand.solvers.goofspiel.winloss.head_to_head`), from 2 to N cards.
 
-Run: ``python benchmarks/bench_gops.py [--scoring point_difference|win_loss] [--min-cards 4]
+Run: ``python benchmarks/bench_goofspiel.py [--scoring point_difference|win_loss] [--min-cards 4]
 [--max-cards 10] [--plain-max 5] [--repeats 3] [--head-to-head 7]``.
 """
 
@@ -68,7 +68,7 @@ def _child(kind: str, n: int, scoring: str) -> None:
             levels = {k: (solved[k], s) for k, s in solution.level_seconds.items()}
     else:
         sys.path.insert(0, str(ROOT / "tests"))
-        from gops_reference import plain_values, plain_winloss_values
+        from goofspiel_reference import plain_values, plain_winloss_values
 
         plain = plain_winloss_values(n) if scoring == "win_loss" else plain_values(n)
         levels = {}

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pyspiel
 import pytest
-from gops_reference import plain_winloss_values
+from goofspiel_reference import plain_winloss_values
 from open_spiel.python.algorithms.expected_game_score import policy_value
 
 import hiddenhand.openspiel as ho
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, load_agent
-from hiddenhand.agents.gops_equilibrium import GopsEquilibriumAgent
+from hiddenhand.agents.goofspiel_equilibrium import GoofspielEquilibriumAgent
 from hiddenhand.cli import main
 from hiddenhand.envs import goofspiel_v0
 from hiddenhand.envs.goofspiel import GoofspielRules
@@ -45,7 +45,7 @@ def test_every_state_matches_a_plain_recursion(n, solutions):
 
 def test_six_cards_against_the_plain_recursion_up_to_two_cards_a_hand():
     """At 6 cards the recursion over every state takes many minutes (the benchmark runs it
-    whole: ``benchmarks/bench_gops_winloss.py --check 6``); here the states with up to two
+    whole: ``benchmarks/bench_goofspiel_winloss.py --check 6``); here the states with up to two
     cards a hand, whose differences reach further than at 5 cards."""
     solution = solve(6, progress=False, scoring="win_loss")
     reference = plain_winloss_values(6, max_hand=2)
@@ -73,7 +73,7 @@ def test_the_game_is_worth_zero_and_the_symmetries_hold(solutions):
 
 def test_equilibrium_is_unexploitable_by_openspiel_best_response(solutions):
     game = pyspiel.load_game("hiddenhand_goofspiel(num_cards=4,scoring=win_loss)")
-    agent = GopsEquilibriumAgent(win_loss(4), solutions[4])
+    agent = GoofspielEquilibriumAgent(win_loss(4), solutions[4])
     assert agent.uses_score
     assert abs(ho.nash_conv(game, agent)) < 1e-9
 
@@ -89,7 +89,9 @@ def test_best_response_over_histories_agrees_with_openspiel_under_win_loss():
 
 @pytest.mark.parametrize("n", [3, 5])
 def test_the_exploitability_command_measures_the_win_loss_equilibrium(n, solutions):
-    measured = get("goofspiel").measure_exploitability(win_loss(n), GopsEquilibriumAgent(win_loss(n), solutions[n]))
+    measured = get("goofspiel").measure_exploitability(
+        win_loss(n), GoofspielEquilibriumAgent(win_loss(n), solutions[n])
+    )
     assert measured.exact and abs(measured.nash_conv) < 1e-9
     assert measured.method == "dynamic programme over histories"
 
@@ -169,14 +171,14 @@ def test_queries(solutions):
 
 def test_equilibrium_agent_plays_win_loss(solutions, tmp_path):
     rules = win_loss(5)
-    agent = GopsEquilibriumAgent(rules, solutions[5], seed=0)
+    agent = GoofspielEquilibriumAgent(rules, solutions[5], seed=0)
     env = goofspiel_v0.env(num_cards=5, scoring="win_loss")
     env.reset(seed=3)
     for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else agent.act(obs))
     with pytest.raises(ValueError, match="the solution is scored win_loss; the game is scored point_difference"):
-        GopsEquilibriumAgent(5, solutions[5])
+        GoofspielEquilibriumAgent(5, solutions[5])
     path = solutions[5].save(tmp_path / "wl5.npz")
     from_file = load_agent("goofspiel", str(path), rules.params)
     state = rules.new_initial_state()
@@ -205,7 +207,7 @@ def test_head_to_head_against_the_points_equilibrium_equals_openspiel(solutions)
     assert result > 0.01 and difference < -0.01  # it wins more often, by fewer points
     for scoring, expected in (("win_loss", result), ("point_difference", difference)):
         game = pyspiel.load_game(f"hiddenhand_goofspiel(num_cards=4,scoring={scoring})")
-        ours = ho.agent_policy(game, GopsEquilibriumAgent(win_loss(4), solutions[4]))
-        theirs = ho.agent_policy(game, GopsEquilibriumAgent(4, points))
+        ours = ho.agent_policy(game, GoofspielEquilibriumAgent(win_loss(4), solutions[4]))
+        theirs = ho.agent_policy(game, GoofspielEquilibriumAgent(4, points))
         assert policy_value(game.new_initial_state(), [ours, theirs])[0] == pytest.approx(expected, abs=1e-12)
         assert policy_value(game.new_initial_state(), [theirs, ours])[1] == pytest.approx(expected, abs=1e-12)
