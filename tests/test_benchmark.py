@@ -44,7 +44,8 @@ _TINY_RUN: list[tuple] = []
 def tiny_run(tmp_path_factory):
     """One tiny benchmark for the tests that read its output: ``(directory, report)``. Kept
     in a module variable rather than a module-scoped fixture: a pytest-xdist worker whose
-    queue runs dry tears its fixtures down, and the run (over a minute) was made twice."""
+    queue runs dry tears its fixtures down, and the run, the slowest step of the suite, was
+    made twice."""
     if not _TINY_RUN:
         out = tmp_path_factory.mktemp("benchmark")
         _TINY_RUN.append((out, run_benchmark(TINY, out, seed=0, progress=False)))
