@@ -38,6 +38,12 @@ def highs_value(m):
     return -_HIGHS.getInfo().objective_function_value
 
 
+def game_value(m):
+    """Value of the matrix game ``m``: its pure saddle point where it has one, else HiGHS."""
+    lower, upper = m.min(axis=1).max(), m.max(axis=0).min()
+    return lower if lower == upper else highs_value(m)
+
+
 def plain_values(n):
     """Every state's value by direct recursion over (hand A, hand B, prizes), no reduction."""
 
@@ -58,8 +64,7 @@ def plain_values(n):
                     for x in a
                 ]
             )
-            lower, upper = m.min(axis=1).max(), m.max(axis=0).min()
-            total += lower if lower == upper else highs_value(m)  # a pure saddle point, or HiGHS
+            total += game_value(m)
         return total / len(p)
 
     cards = range(1, n + 1)
@@ -100,8 +105,7 @@ def plain_winloss_values(n, max_hand=None):
                     for x in a
                 ]
             )
-            lower, upper = m.min(axis=1).max(), m.max(axis=0).min()
-            total += lower if lower == upper else highs_value(m)  # a pure saddle point, or HiGHS
+            total += game_value(m)
         return total / len(p)
 
     cards = range(1, n + 1)
