@@ -28,9 +28,8 @@ import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from hiddenhand.agents.policy_agent import PolicyAgent  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
-from hiddenhand.training import markov_table, sampled_regret  # noqa: E402
+from hiddenhand.training import markov_table  # noqa: E402
 from hiddenhand.training.sampled_regret import RegretSettings, SampledRegret  # noqa: E402
 
 
@@ -65,16 +64,6 @@ def exact(cards: int, iterations: int, weighting: str) -> list[tuple[int, float]
     return out
 
 
-def current_agent(learner: SampledRegret) -> PolicyAgent:
-    """The learner's current policy (not its average) as an agent keyed by the observation."""
-    policy = np.zeros(learner.rules.num_actions)
-    table = {}
-    for r in range(learner.size):
-        sampled_regret._current(learner.regrets, learner.predicted, learner.legal, r, policy)
-        table[learner.shown[r].tobytes()] = policy.copy()
-    return PolicyAgent(learner.game, learner.rules.params, table, keyed_by="observation", unseen="uniform")
-
-
 def sampled(game: str, params: dict, decisions: int, settings: dict) -> list[tuple[int, float, float]]:
     learner = SampledRegret(game, params, RegretSettings(**settings), 0)
     declared, done, marks, out = get(game), 0, [decisions * q // 4 for q in (1, 2, 3, 4)], []
@@ -84,7 +73,7 @@ def sampled(game: str, params: dict, decisions: int, settings: dict) -> list[tup
         if done >= marks[0]:
             marks.pop(0)
             average = declared.exact_exploitability(learner.rules, learner.agent())
-            out.append((done, average, declared.exact_exploitability(learner.rules, current_agent(learner))))
+            out.append((done, average, declared.exact_exploitability(learner.rules, learner.agent(current=True))))
     return out
 
 

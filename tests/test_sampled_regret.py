@@ -28,9 +28,7 @@ def _policy_table(learner: SampledRegret, n: int) -> markov_table.Table:
     play uniformly, as the learner's rows do before they learn)."""
     table = markov_table.Table(n)
     level, a, b, p, u = table.positions(learner.shown[: learner.size])
-    policy = np.zeros((learner.size, n))
-    for r in range(learner.size):
-        sampled_regret._current(learner.regrets, learner.predicted, learner.legal, r, policy[r])
+    policy = learner.current_policy()
     for k in range(2, n + 1):
         rows = np.flatnonzero(level == k)
         cards = table.sets.cards[k][a[rows]]

@@ -392,6 +392,7 @@ class SampledRegret:
         decisions played and the games finished."""
         n = self.settings.games
         rows, actions, taken, players, explorers, role, banked, ended, rewards = self.steps
+        s = self.settings
         start, stop = self.kept, self.kept + self.window
         games = 0
         for t in range(start, stop):
@@ -403,7 +404,6 @@ class SampledRegret:
                 keys, obs["action_mask"], obs["observation"], self.index, self.legal, self.shown, self.size
             )
             players[t], banked[t], explorers[t] = info["player"], info["banked"], self.probes[0]
-            s = self.settings
             _act(
                 rows[t], players[t], self.probes, s.probe, s.exploration, self.regrets, self.predicted,
                 self.legal, self.rng.random(n), actions[t], taken[t], role[t],
@@ -416,7 +416,7 @@ class SampledRegret:
         table = (self.regrets, self.predicted, self.legal, self.baseline)
         keep = _credit(stop, self.steps, table, self.zero_sum, credit)
         table += (self.seen, self.average, self.delta, self.hits, self.touched, self.updates)
-        s, floor = self.settings, 0.0 if self.settings.plus else -np.inf
+        floor = 0.0 if s.plus else -np.inf
         _, self.waiting = _learn(
             stop, self.steps, credit, table, self.waiting, s.least, s.baseline_rate, self.zero_sum, s.foresight, floor
         )
@@ -434,10 +434,19 @@ class SampledRegret:
         uniform = self.legal[:size] / self.legal[:size].sum(axis=1, keepdims=True)
         return np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), uniform)
 
-    def agent(self, seed: int | None = None) -> PolicyAgent:
-        """The average policy as a :class:`~hiddenhand.agents.PolicyAgent` keyed by the
-        observation, playing uniformly where the table has no row."""
-        policy = self.average_policy()
+    def current_policy(self) -> np.ndarray:
+        """Every row's policy of the last iteration (what the next collection plays, before
+        exploration): regret matching's iterate, which need not converge where the average does."""
+        policy = np.zeros((self.size, self.rules.num_actions))
+        for r in range(self.size):
+            _current(self.regrets, self.predicted, self.legal, r, policy[r])
+        return policy
+
+    def agent(self, seed: int | None = None, current: bool = False) -> PolicyAgent:
+        """The average policy (or with ``current`` the last iteration's) as a
+        :class:`~hiddenhand.agents.PolicyAgent` keyed by the observation, playing uniformly
+        where the table has no row."""
+        policy = self.current_policy() if current else self.average_policy()
         table = {self.shown[r].tobytes(): policy[r] for r in range(self.size)}
         return PolicyAgent(self.game, self.rules.params, table, seed=seed, keyed_by="observation", unseen="uniform")
 
