@@ -33,38 +33,29 @@ from pathlib import Path  # noqa: E402
 
 from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training import plots  # noqa: E402
-from hiddenhand.training.sampled_regret import RegretSettings, train_regret  # noqa: E402
+from hiddenhand.training.sampled_regret import train_regret  # noqa: E402
 
 CONFIGS = {
-    "goofspiel-4": ("goofspiel", {"num_cards": 4, "observation": "markov"}, 0.025, 10_000_000, {}),
-    "goofspiel-6": ("goofspiel", {"num_cards": 6, "observation": "markov"}, 0.29, 50_000_000, {}),
-    "goofspiel-8": ("goofspiel", {"num_cards": 8, "observation": "markov"}, 1.05, 50_000_000, {}),
-    "spoof": ("spoof", {"matches": 3, "observation": "markov"}, 0.050, 10_000_000, {}),
-    "bid_spoof": (
-        "bid_spoof",
-        {"num_players": 2, "coins": 3, "observation": "markov"},
-        0.097,
-        10_000_000,
-        {"probe": True},
-    ),
+    "goofspiel-4": ("goofspiel", {"num_cards": 4, "observation": "markov"}, 0.025, 10_000_000),
+    "goofspiel-6": ("goofspiel", {"num_cards": 6, "observation": "markov"}, 0.29, 50_000_000),
+    "goofspiel-8": ("goofspiel", {"num_cards": 8, "observation": "markov"}, 1.05, 50_000_000),
+    "spoof": ("spoof", {"matches": 3, "observation": "markov"}, 0.050, 10_000_000),
+    "bid_spoof": ("bid_spoof", {"num_players": 2, "coins": 3, "observation": "markov"}, 0.097, 10_000_000),
 }
-"""Name: (game, parameters, target, decisions between measures, :class:`RegretSettings`
-changed from the defaults: Bid Spoof's long games learn faster with the probe,
-``docs/training.md``)."""
+"""Name: (game, parameters, target, decisions between measures). Each runs the game's own
+settings (:func:`~hiddenhand.training.sampled_regret.regret_settings_for`: Bid Spoof's with
+the probe)."""
 
 
 def one_run(name: str, seed: int, seconds: float, out: str) -> dict:
-    game, params, _, every, changed = CONFIGS[name]
+    game, params, _, every = CONFIGS[name]
     where = Path(out) / name / f"seed{seed}"
-    settings = RegretSettings(**changed)
-    curve = train_regret(
-        game, params, 10**12, where, seed=seed, eval_every=every, settings=settings, progress=False, seconds=seconds
-    )
+    curve = train_regret(game, params, 10**12, where, seed=seed, eval_every=every, progress=False, seconds=seconds)
     return {"name": name, "seed": seed, "curve": [(p.steps, p.seconds, p.exploitability) for p in curve]}
 
 
 def figure(name: str, runs: list[dict]):
-    game, params, target, _, _ = CONFIGS[name]
+    game, params, target, _ = CONFIGS[name]
     rules = get(game).rules(**params)
     fig, axes = plots.figure(2, f"sampled regret matching on {plots.describe(rules)}")
     uniform = runs[0]["curve"][0][2]

@@ -133,7 +133,12 @@ def check_writable(path: str | os.PathLike, what: str, kind: str = "file") -> Pa
     try:
         for directory in reversed(missing):
             step = f"making the directory {directory}"
-            directory.mkdir()
+            try:
+                directory.mkdir()
+            except FileExistsError:
+                if directory.is_dir():  # made by another process meanwhile: theirs to keep
+                    continue
+                raise
             made.append(directory)
         step = f"making a file in {holder}"
         fd, probe = tempfile.mkstemp(dir=holder, prefix=f".{path.name or 'probe'}.{os.getpid()}.", suffix=".tmp")

@@ -373,6 +373,25 @@ def test_output_paths_are_checked_before_the_work(tmp_path, monkeypatch):
         check_writable("x", "output", "folder")
 
 
+def test_a_directory_another_process_makes_meanwhile_is_used_and_left_to_it(tmp_path, monkeypatch):
+    """Runs side by side check paths under one new directory: the one that loses the race to
+    make it finds it made, uses it, and does not remove it (the other's run is in it)."""
+    real = Path.mkdir
+
+    def raced(self, *args, **kwargs):
+        if self.name == "shared" and not self.exists():
+            real(self)  # the other process got there first
+            raise FileExistsError(17, "File exists", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", raced)
+    assert check_writable(tmp_path / "shared" / "seed0", "output", "dir") == tmp_path / "shared" / "seed0"
+    assert (tmp_path / "shared").is_dir() and not any((tmp_path / "shared").iterdir())
+    monkeypatch.setattr(Path, "mkdir", lambda self, *a, **k: (_ for _ in ()).throw(FileExistsError(17, "exists")))
+    with pytest.raises(FileExistsError, match="making the directory"):
+        check_writable(tmp_path / "file2" / "x", "output", "dir")
+
+
 @contextlib.contextmanager
 def read_only(directory: Path):
     """``directory`` made unwritable for this process: by its mode for a user; for root, whom

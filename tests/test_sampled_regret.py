@@ -198,13 +198,24 @@ def test_the_explorer_draws_from_the_policy_mixed_with_uniform_play_and_records_
     np.testing.assert_array_equal(role, [1, 1, 1, 1, 2, 2, 2, 2])
 
 
-def test_the_command_line_trains_with_the_probe_and_records_it(tmp_path, capsys):
-    """``hiddenhand train regret`` passes ``--games`` and ``--probe`` to the learner, which
-    writes them into ``run.json``, and reports the run."""
+@pytest.mark.parametrize(
+    "game, flag, probe",
+    [
+        (["bid-spoof", "--coins", "2", "--objective", "round"], [], True),
+        (["bid-spoof", "--coins", "2", "--objective", "round"], ["--no-probe"], False),
+        (["goofspiel", "--cards", "3"], [], False),
+        (["goofspiel", "--cards", "3"], ["--probe"], True),
+    ],
+    ids=["bid-spoof-default", "bid-spoof-no-probe", "goofspiel-default", "goofspiel-probe"],
+)
+def test_the_command_line_trains_with_the_probe_and_records_it(tmp_path, capsys, game, flag, probe):
+    """``hiddenhand train regret`` passes ``--games`` and ``--probe``/``--no-probe`` to the
+    learner (without either, the game's own setting: on for Bid Spoof), which writes them
+    into ``run.json``, and reports the run."""
     from hiddenhand.cli import main
 
-    args = ["train", "regret", "bid-spoof", "--coins", "2", "--objective", "round", "--observation", "markov"]
-    main([*args, "--steps", "20000", "--eval-every", "10000", "--games", "64", "--probe", "--out", str(tmp_path)])
+    args = ["train", "regret", *game, "--observation", "markov", "--steps", "20000", "--eval-every", "10000"]
+    main([*args, "--games", "64", *flag, "--out", str(tmp_path)])
     settings = json.loads((tmp_path / "run.json").read_text())["settings"]
-    assert settings["probe"] is True and settings["games"] == 64
+    assert settings["probe"] is probe and settings["games"] == 64
     assert "Sampled regret matching" in capsys.readouterr().out

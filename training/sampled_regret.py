@@ -128,6 +128,16 @@ class RegretSettings:
                 raise ValueError(f"{named(name, value)} is not allowed; allowed: a number {allowed}")
 
 
+SETTINGS = {"bid_spoof": RegretSettings(probe=True)}
+"""Per game, settings that differ from the defaults: whole Bid Spoof's long games learn
+faster with the probe (median 0.27 against 0.60 in three minutes, docs/training.md)."""
+
+
+def regret_settings_for(game: str) -> RegretSettings:
+    """The settings :func:`train_regret` uses on ``game`` (a registered name) unless given others."""
+    return SETTINGS.get(get(game).name, RegretSettings())
+
+
 @njit(cache=True)
 def _hash(obs):  # pragma: no cover - compiled
     """A 64-bit FNV-1a hash of each row's bytes (its float32 words): the row's table key."""
@@ -475,7 +485,7 @@ def train_regret(
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     if seconds is not None and not (isinstance(seconds, (int, float)) and 0 < seconds < float("inf")):
         raise ValueError(f"seconds={seconds!r} is not allowed; allowed: a positive number of seconds, or None")
-    s = settings or RegretSettings()
+    s = settings or regret_settings_for(declared.name)
     learner = SampledRegret(declared.name, game_kwargs, s, seed)
     rules = learner.rules
     run = Run("sampled regret", rules, out_dir, total=steps, progress=progress)
@@ -493,4 +503,4 @@ def train_regret(
     return run.finish(lambda: learner.agent().save(run.out), measure, record)
 
 
-__all__ = ["RegretSettings", "SampledRegret", "train_regret"]
+__all__ = ["SETTINGS", "RegretSettings", "SampledRegret", "regret_settings_for", "train_regret"]

@@ -144,9 +144,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         )
         p.add_argument(
             "--probe",
-            action="store_true",
+            action=argparse.BooleanOptionalAction,
             help="explore at one decision a game instead of at every decision of the exploring seat (learns faster "
-            "in long games: Bid Spoof's)",
+            "in long games; default: on for Bid Spoof, off elsewhere)",
         )
         p.add_argument(
             "--seconds",
@@ -258,11 +258,15 @@ def format_learned(learner: str, rules, last, out: str) -> str:
 
 
 def run_regret(args: argparse.Namespace) -> int:
-    from hiddenhand.training.sampled_regret import RegretSettings, train_regret
+    from dataclasses import replace
+
+    from hiddenhand.training.sampled_regret import regret_settings_for, train_regret
 
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
-    settings = RegretSettings(games=args.games, probe=args.probe)
+    settings = replace(regret_settings_for(args.game), games=args.games)
+    if args.probe is not None:
+        settings = replace(settings, probe=args.probe)
     curve = train_regret(
         args.game,
         rules.params,
