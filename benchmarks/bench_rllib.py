@@ -1,72 +1,118 @@
-"""RLlib's throughput on our short games, beside ``hiddenhand train selfplay`` on the same game and budget.
+"""RLlib's PPO beside our in-process PPO self-play: the same settings, the same credit, the
+same decisions, on one game; exact exploitability curves and throughput side by side.
 
-Goofspiel episodes last 6 to 24 decisions, so RLlib's fixed cost per episode and per env
-step (connectors, episode objects, the actor round trip) dominates; stepping several games
-per env runner amortises it. This runs ``train_rllib`` with 1 and 8 games per runner, and
-self-play PPO (:mod:`hiddenhand.training.policy_gradient`, one process, 64 games in lockstep) for
-about the same number of decisions, on Markov Goofspiel, and prints decisions per second,
-the exact exploitability reached, and its fall per minute of training, with the ratio to
-the in-process learner. A local Ray instance on 127.0.0.1 with ``--cpus`` CPUs.
+``hiddenhand train rllib`` runs RLlib's PPO with our settings for the game (the learning
+rate, entropy and their annealing, clip, GAE lambda 0.7, gamma 1, the batch and epochs) and
+our credit (the env pays each seat what a round settles as it settles it), so what differs
+from ``hiddenhand train selfplay --learner ppo`` is RLlib itself: its sampling machinery, its
+advantages standardised per minibatch, its value and policy networks. This trains both for
+``--decisions`` decisions (RLlib in whole updates of the batch, so a little more), measures
+each exactly ``--measures`` times off the clock, prints every measured point, decisions a
+second and the ratio to the in-process learner, and plots the curves against decisions and
+against seconds (``--plot``). RLlib runs on a local Ray instance on 127.0.0.1 with
+``--cpus`` CPUs, sampling in the driver (``--env-runners 0``, as the benchmark runs it: Ray
+starts its runners niced, and on a busy machine a starved runner returns no samples within
+RLlib's timeout, so iterations pass without training), once per ``--envs-per-runner``
+value given.
 
-Run: ``python benchmarks/bench_rllib.py [--cards 4] [--iterations 4] [--batch 2000] [--cpus 2]``.
+Run: ``python benchmarks/bench_rllib.py [--game goofspiel] [--params '{"num_cards": 4,
+"observation": "markov"}'] [--decisions 50000] [--measures 5] [--envs-per-runner 8]
+[--rllib-settings '{}'] [--env-runners 0] [--cpus 2] [--plot rllib.png]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
+from dataclasses import replace
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cards", type=int, default=4, help="Goofspiel cards (default 4)")
-    parser.add_argument("--iterations", type=int, default=4, help="RLlib iterations (default 4)")
-    parser.add_argument("--batch", type=int, default=2000, help="decisions per RLlib iteration (default 2000)")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", default="goofspiel", help="a game with a batched env (default goofspiel)")
+    parser.add_argument(
+        "--params",
+        type=json.loads,
+        default={"num_cards": 4, "observation": "markov"},
+        help='the game\'s parameters as JSON (default {"num_cards": 4, "observation": "markov"})',
+    )
+    parser.add_argument("--decisions", type=int, default=50_000, help="decisions per learner (default 50000)")
+    parser.add_argument("--measures", type=int, default=5, help="exact measures per run (default 5)")
+    parser.add_argument(
+        "--envs-per-runner", type=int, nargs="+", default=[8], help="RLlib runs, games per env runner (default 8)"
+    )
+    parser.add_argument(
+        "--rllib-settings",
+        type=json.loads,
+        default={},
+        help="RLlib's settings changed from its defaults, as JSON (e.g. '{\"anneal_entropy\": false}')",
+    )
+    parser.add_argument(
+        "--env-runners", type=int, default=0, help="RLlib's remote env runners (default 0: sampling in the driver)"
+    )
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance (default 2)")
+    parser.add_argument("--plot", help="write the curves to this PNG")
     args = parser.parse_args()
 
     from hiddenhand.ray_cluster import start_ray
-    from hiddenhand.training.rllib_train import train_rllib
 
     start_ray(num_cpus=args.cpus)
     import torch
 
+    from hiddenhand.registry import get
+    from hiddenhand.training import plots
     from hiddenhand.training.policy_gradient import train_selfplay
+    from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
 
     torch.set_num_threads(1)
-    params = {"num_cards": args.cards, "observation": "markov"}
-    uniform = (args.cards**2 - 1) / 6
-    rows = []
-    for envs in (1, 8):
+    rules = get(args.game).rules(**args.params)
+    settings = replace(rllib_settings_for(args.game), **args.rllib_settings)
+    batch = settings.batch
+    iterations = -(-args.decisions // batch)
+    runs = []
+    for envs in args.envs_per_runner:
         with tempfile.TemporaryDirectory() as out:
             curve = train_rllib(
-                "goofspiel",
-                params,
-                args.iterations,
+                args.game,
+                args.params,
+                iterations,
                 out,
-                env_runners=1,
+                env_runners=args.env_runners,
                 envs_per_runner=envs,
-                batch=args.batch,
-                eval_every=args.iterations,
+                eval_every=max(1, iterations // args.measures),
                 progress=False,
+                settings=settings,
             )
-        rows.append((f"RLlib PPO, 1 runner x {envs} games", curve[-1]))
-    decisions = rows[-1][1].steps
+        runs.append((f"RLlib PPO, {args.env_runners} remote runners, {envs} games each", curve))
+    every = max(1, args.decisions // args.measures)
     with tempfile.TemporaryDirectory() as out:
-        curve = train_selfplay("goofspiel", params, decisions, out, learner="ppo", eval_every=decisions, progress=False)
-    rows.append(("hiddenhand selfplay PPO (one process)", curve[-1]))
-    base = rows[-1][1]
-    print(f"Markov Goofspiel, {args.cards} cards; uniform play concedes {uniform:.3f}")
-    print("| learner | decisions | seconds | decisions/s | exploitability | fall per minute | speed vs selfplay |")
-    print("|---|---|---|---|---|---|---|")
-    for name, last in rows:
+        curve = train_selfplay(
+            args.game, args.params, args.decisions, out, learner="ppo", eval_every=every, progress=False
+        )
+    runs.append(("hiddenhand selfplay PPO (one process)", curve))
+    base = curve[-1].steps / curve[-1].seconds
+    print(f"{plots.describe(rules)}; exploitability measured exactly, training seconds without the measures")
+    print("| learner | decisions | seconds | decisions/s | exploitability | speed vs selfplay |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, curve in runs:
+        last = curve[-1]
         rate = last.steps / last.seconds
-        fall = (uniform - last.exploitability) / (last.seconds / 60)
-        ratio = rate / (base.steps / base.seconds)
         print(
             f"| {name} | {last.steps:,} | {last.seconds:.1f} | {rate:,.0f} | {last.exploitability:.4f} | "
-            f"{fall:.3f} | {ratio:.2f}x |"
+            f"{rate / base:.2f}x |"
         )
+    for name, curve in runs:
+        print(f"{name}: " + ", ".join(f"{p.steps:,}: {p.exploitability:.4f}" for p in curve))
+    if args.plot:
+        fig, axes = plots.figure(2, f"RLlib PPO and our PPO self-play on {plots.describe(rules)}")
+        for ax, column, xlabel in ((axes[0], "steps", plots.DECISIONS), (axes[1], "seconds", "training seconds")):
+            plots.labels(ax, xlabel, plots.EXPLOITABILITY, xlog=True, ylog=True)
+            for k, (name, curve) in enumerate(runs):
+                points = [(getattr(p, column), p.exploitability) for p in curve if p.exploitability is not None]
+                plots.measured(ax, [x for x, _ in points], [y for _, y in points], name, f"C{k}")
+            ax.legend(fontsize="small")
+        plots.save(fig, args.plot)
 
 
 if __name__ == "__main__":

@@ -197,6 +197,13 @@ class GoofspielState(State):
         else:
             self._resolve_round()
 
+    def banked(self) -> list[float]:
+        """The points won so far as the return counts them, where the scoring adds them up
+        (``point_difference``, ``total_points``); ``win_loss`` settles nothing before the end."""
+        if self.rules.scoring == "win_loss":
+            return super().banked()
+        return scores_to_returns(self.points, self.rules.scoring)
+
     def clone(self) -> GoofspielState:
         other = object.__new__(GoofspielState)
         other.__dict__.update(self.__dict__)

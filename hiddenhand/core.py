@@ -217,6 +217,14 @@ class State(abc.ABC):
         """Each player's total return: what :meth:`_finish` recorded, zeros before the end."""
         return list(self._returns) if self._over else [0.0] * self.rules.num_players
 
+    def banked(self) -> list[float]:
+        """The part of each player's return that the game has already settled, which no
+        later move can change (Goofspiel's points won so far, where the scoring adds them
+        up): a decision's return still to come is the return minus it. Zeros by default, for
+        games that settle nothing before their end. The batched envs give the same as
+        ``info["banked"]``; the RLlib env pays its changes as they happen."""
+        return [0.0] * self.rules.num_players
+
     @abc.abstractmethod
     def clone(self) -> State: ...
 

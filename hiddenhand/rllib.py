@@ -9,10 +9,12 @@ What a new user trips over, and what this module does about it:
 - RLlib's masking convention is a dict observation ``{"observations", "action_mask"}``;
   PettingZoo's (ours) is ``{"observation", "action_mask"}``. :class:`MultiAgentGame`
   presents our PettingZoo AEC env as an RLlib ``MultiAgentEnv`` in RLlib's convention:
-  only the agent to move gets an observation, everyone's reward arrives on the step that
-  ends the game (with a final observation each), and an illegal move (RLlib's env checker
-  samples one unmasked) ends the game as a forfeit, PettingZoo's convention, rather than
-  raising.
+  only the agent to move gets an observation, each agent is paid what the game settles
+  for it as it settles (the change of ``State.banked``: in Goofspiel the points of each
+  round, so that RLlib credits a decision with the points still to come, as our self-play
+  learners do) and the rest of its return on the step that ends the game (with a final
+  observation each), and an illegal move (RLlib's env checker samples one unmasked) ends
+  the game as a forfeit, PettingZoo's convention, rather than raising.
 - RLlib's default PPO module cannot encode a dict observation and does not mask:
   :class:`MaskedPPOModule` encodes ``"observations"`` with RLlib's default PPO networks and
   adds ``log(mask)`` (floored) to the action logits, so an illegal move has probability 0 in
@@ -122,22 +124,30 @@ class MultiAgentGame(MultiAgentEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         self.aec.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
+        self._paid = dict.fromkeys(self.possible_agents, 0.0)
         self._skip_done()
         return {self.aec.agent_selection: self._shown(self.aec.agent_selection)}, {}
+
+    def _pay(self, owed: dict[str, float]) -> dict[str, float]:
+        """What each agent is owed beyond what it has been paid (those that are owed something)."""
+        rewards = {a: owed[a] - self._paid[a] for a in self.possible_agents if owed[a] != self._paid[a]}
+        self._paid.update(owed)
+        return rewards
 
     def step(self, action_dict: dict[str, Any]):
         mover = self.aec.agent_selection
         self.aec.step(int(action_dict[mover]))
-        rewards = {a: float(r) for a, r in self.aec.rewards.items() if r}
-        rewards.setdefault(mover, 0.0)
         terminated = {a: t for a, t in self.aec.terminations.items()}
         truncated = {a: t for a, t in self.aec.truncations.items()}
         if all(terminated[a] or truncated[a] for a in self.possible_agents):
             shown = {a: self._shown(a) for a in self.possible_agents}  # before the agents step out
-            rewards = {a: float(self.aec.rewards.get(a, 0.0)) for a in self.possible_agents}
+            # The AEC env pays the whole return (or a forfeit's) on the last step.
+            owed = {a: float(self.aec.rewards.get(a, 0.0)) for a in self.possible_agents}
+            rewards = dict.fromkeys(self.possible_agents, 0.0) | self._pay(owed)
             over = any(terminated.values())
             self._skip_done()
             return shown, rewards, {"__all__": over}, {"__all__": not over}, {}
+        rewards = {mover: 0.0} | self._pay(dict(zip(self.possible_agents, self.aec.unwrapped.game_state.banked())))
         self._skip_done()
         return (
             {self.aec.agent_selection: self._shown(self.aec.agent_selection)},

@@ -216,6 +216,16 @@ def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_budget_with_rllib_is_refused_without_ray_before_any_work(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(ValueError, match=r"the full budget trains RLlib, which needs Ray: pip install"):
+        run_benchmark("full", tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     """``learner_share`` scales one learner's decisions (the full budget halves NFSP's and
     PSRO's, which play about half as fast) on top of the configuration's ``steps_scale``;

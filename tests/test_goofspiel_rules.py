@@ -90,6 +90,28 @@ def test_scoring_through_a_whole_game(scoring, expected):
     assert state.returns() == expected
 
 
+@pytest.mark.parametrize(
+    "scoring, after_one, after_two",
+    [
+        ("point_difference", [0.0, 0.0], [-3.0, 3.0]),
+        ("total_points", [0.0, 0.0], [0.0, 3.0]),
+        ("win_loss", [0.0] * 2, [0.0] * 2),
+    ],
+)
+def test_banked_is_what_the_rounds_played_have_settled(scoring, after_one, after_two):
+    """Prizes 4, 3, 2, 1: a tie discards the 4, then player 1 takes the 3; additive scorings
+    have banked that much of the return, win/loss nothing until the end, where the whole
+    return is settled and banked stops mattering."""
+    state = GoofspielRules(num_cards=4, prize_order="descending", scoring=scoring).new_initial_state()
+    assert state.banked() == [0.0, 0.0]
+    play_out(state, [(4, 4)])
+    assert state.banked() == after_one
+    play_out(state, [(1, 3)])
+    assert state.banked() == after_two
+    state.apply(state.legal_actions()[0])  # player 0 has bid and player 1 not yet: nothing newly settled
+    assert state.banked() == after_two
+
+
 def test_illegal_actions_name_the_legal_ones():
     state = GoofspielRules(num_cards=4, prize_order="ascending").new_initial_state()
     state.apply(2)

@@ -106,7 +106,8 @@ def test_an_env_made_inside_a_ray_worker_works(ray_local):
             mask = obs[agent]["action_mask"]
             legal = np.flatnonzero(mask)  # player_0 bids its highest card, player_1 its lowest
             obs, rewards, terminated, truncated, _ = env.step({agent: int(legal[-1 if agent == "player_0" else 0])})
-            returns.update(rewards)
+            for seat, reward in rewards.items():
+                returns[seat] = returns.get(seat, 0.0) + reward
             done = terminated["__all__"] or truncated["__all__"]
             steps += 1
             if not done:
@@ -114,8 +115,73 @@ def test_an_env_made_inside_a_ray_worker_works(ray_local):
         return steps, returns
 
     steps, returns = ray_local.get(play.remote(env_name("goofspiel")))
-    # 3 rounds of 2 bids (the last card is played for them); both paid at the end, zero-sum
+    # 3 rounds of 2 bids (the last card is played for them); paid in all their returns, zero-sum
     assert steps == 6 and returns["player_0"] != 0 and returns["player_1"] == -returns["player_0"]
+
+
+@pytest.mark.parametrize(
+    "scoring, paid",
+    [("point_difference", [4.0, 3.0, -3.0]), ("total_points", [4.0, 3.0, 0.0]), ("win_loss", [0, 0, 1])],
+)
+def test_each_seat_is_paid_what_the_rounds_settle_as_they_settle_it(scoring, paid):
+    """Prizes 4, 3, 2, 1; player 0 bids its highest card, player 1 its lowest: player 0 takes
+    the 4 and the 3, player 1 the 2 and (the last round playing itself) the 1. Each seat is
+    paid on the step that ends a round what that round settled of its return, and what is
+    left on the last step; the payments add up to the return. Win/loss settles nothing
+    before the end."""
+    from hiddenhand.rllib import MultiAgentGame
+
+    env = MultiAgentGame("goofspiel", num_cards=4, prize_order="descending", scoring=scoring)
+    obs, _ = env.reset(seed=0)
+    payments, total, done = [], {"player_0": 0.0, "player_1": 0.0}, False
+    while not done:
+        (agent,) = obs
+        legal = np.flatnonzero(obs[agent]["action_mask"])
+        obs, rewards, terminated, truncated, _ = env.step({agent: int(legal[-1 if agent == "player_0" else 0])})
+        done = terminated["__all__"] or truncated["__all__"]
+        if agent == "player_1":  # the round is settled
+            payments.append(rewards.get("player_0", 0.0))
+        else:
+            assert rewards == {"player_0": 0.0}  # half a round settles nothing
+        for seat, reward in rewards.items():
+            total[seat] += reward
+    returns = env.aec.unwrapped.game_state.returns()
+    assert payments == paid and sum(paid) == returns[0]
+    assert total == {"player_0": returns[0], "player_1": returns[1]}
+    if scoring != "total_points":
+        assert total["player_1"] == -total["player_0"]
+
+
+def test_rllib_trains_with_our_self_play_settings():
+    """The game undiscounted, ours per game: Goofspiel's learning rate and entropy annealed
+    to 0 over the run, Spoof's entropy kept; RLlib's KL penalty and value clip off."""
+    from hiddenhand.training.policy_gradient import settings_for
+    from hiddenhand.training.rllib_train import rllib_training
+
+    goofspiel = rllib_training(settings_for("ppo", "goofspiel"), 10_000)
+    assert goofspiel["gamma"] == 1.0 and goofspiel["use_kl_loss"] is False and goofspiel["vf_clip_param"] == np.inf
+    assert goofspiel["entropy_coeff"] == [[0, 0.05], [10_000, 0.0]] and goofspiel["lr"] == [[0, 1e-3], [10_000, 0.0]]
+    assert goofspiel["minibatch_size"] == goofspiel["train_batch_size_per_learner"] == 2048
+    spoof = rllib_training(settings_for("ppo", "spoof"), 10_000)
+    assert spoof["entropy_coeff"] == 0.1 and spoof["lambda_"] == 0.7
+
+
+def test_the_benchmark_trains_rllib_as_one_of_its_learners(ray_local, tmp_path):
+    """``hiddenhand benchmark``'s learner ``rllib``: its decisions in whole updates of our
+    settings' batch (2048), measured exactly along the way, and saved as an agent that the
+    benchmark reloads and that measures as the curve says."""
+    from hiddenhand.agents import load_agent
+    from hiddenhand.training.benchmark import train_learner
+
+    params = SMALL["goofspiel"]
+    curve = train_learner("rllib", "goofspiel", params, 3000, tmp_path, 0, 2048, False)
+    assert len(curve) == 2 and 2048 <= curve[0].steps < 4096 <= curve[-1].steps
+    assert all(point.exploitability is not None for point in curve)
+    agent = load_agent("goofspiel", str(tmp_path), params)
+    rules = hiddenhand.games()["goofspiel"].rules(**params)
+    assert hiddenhand.games()["goofspiel"].exact_exploitability(rules, agent) == pytest.approx(
+        curve[-1].exploitability, abs=1e-9
+    )
 
 
 def test_bad_settings_are_refused(ray_local, tmp_path):

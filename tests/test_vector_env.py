@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from hiddenhand.core import IllegalActionError
-from hiddenhand.envs.goofspiel import scores_to_returns
 from hiddenhand.registry import games
 from hiddenhand.vector import vector_env
 
@@ -82,15 +81,6 @@ class ChanceFrom:
         return sum(p for _, p in outcomes[:k]) + outcomes[k][1] / 2
 
 
-def settled(state) -> list[float]:
-    """The part of every seat's return a game has settled, from the engine: Goofspiel's points
-    so far through its own ``scores_to_returns`` where the scoring adds points up; 0 elsewhere."""
-    scoring = getattr(state.rules, "scoring", "win_loss")
-    if scoring == "win_loss":
-        return [0.0] * state.rules.num_players
-    return scores_to_returns(state.points, scoring)
-
-
 def _legal_random(masks, rng):
     return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
 
@@ -117,7 +107,7 @@ def test_move_for_move_against_pettingzoo(game, kwargs):
         assert info["player"][i] == env.possible_agents.index(env.agent_selection)
         np.testing.assert_array_equal(obs["observation"][i], seen["observation"])
         np.testing.assert_array_equal(obs["action_mask"][i], seen["action_mask"])
-        np.testing.assert_allclose(info["banked"][i], settled(env.game_state))
+        np.testing.assert_allclose(info["banked"][i], env.game_state.banked())
 
     obs, info = envs.reset(seed=1)
     assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8

@@ -8,9 +8,10 @@ For each two-player configuration with an exact exploitability that a game decla
 
 - where the tree is small (``tabular``): CFR+ and external-sampling MCCFR (OpenSpiel's C++
   solvers through the adapter) and PPO against a pool of snapshots and heuristics;
-- where the declaration says ``learn``: the self-play learners the budget lists (MMD and
-  tuned PPO, :mod:`.selfplay`; NFSP and PSRO from OpenSpiel where installed), on the Markov
-  observation so that the exact measure applies, with several seeds in the full budget.
+- where the declaration says ``learn``: the self-play learners the budget lists (sampled
+  regret matching, :mod:`.sampled_regret`; MMD and tuned PPO, :mod:`.policy_gradient`; NFSP
+  and PSRO from OpenSpiel; RLlib's PPO, :mod:`.rllib_train`), on the Markov observation so
+  that the exact measure applies, with several seeds in the full budget.
 
 The declared configurations are Goofspiel with 4 and 6 cards (8 in the full budget), the whole game of Spoof
 with 3 matches, whole two-player Bid Spoof with 3 coins (full budget), and single rounds
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.metadata
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -70,9 +72,10 @@ from hiddenhand.training.policy_gradient import train_selfplay
 from hiddenhand.training.ppo_pool import train_ppo
 from hiddenhand.validation import check_choice
 
-LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro")
+LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro", "rllib")
 """Self-play learners by name: sampled regret matching (:mod:`.sampled_regret`), MMD and tuned
-PPO (:mod:`.policy_gradient`), OpenSpiel's NFSP and PSRO (:mod:`.nfsp`, :mod:`.psro`)."""
+PPO (:mod:`.policy_gradient`), OpenSpiel's NFSP and PSRO (:mod:`.nfsp`, :mod:`.psro`), RLlib's
+PPO with our settings and credit (:mod:`.rllib_train`; the ``[ray]`` extra)."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ BUDGETS = {
         small=False,
         learner_steps=250_000,
         learners=LEARNERS,
-        learner_share={"regret": 1000, "nfsp": 0.5, "psro": 0.5},
+        learner_share={"regret": 1000, "nfsp": 0.5, "psro": 0.5, "rllib": 0.2},
         seeds=3,
         workers=2,
         big_steps=1_000_000,
@@ -160,6 +163,14 @@ def train_learner(
         learner = "mmd" if method == "mmd" else "ppo"
         return train_selfplay(
             game, params, steps, out, learner=learner, seed=seed, eval_every=eval_every, progress=progress
+        )
+    if method == "rllib":
+        from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
+
+        batch = rllib_settings_for(game).batch  # an RLlib iteration is one update of this many decisions
+        iterations, every = -(-steps // batch), max(1, round(eval_every / batch))
+        return train_rllib(
+            game, params, iterations, out, env_runners=0, num_cpus=1, eval_every=every, seed=seed, progress=progress
         )
     from hiddenhand.training import nfsp, psro
 
@@ -394,6 +405,11 @@ def run_benchmark(
     unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(LEARNERS))
     if unknown:
         raise ValueError(f"unknown learners {unknown}; choose from {', '.join(LEARNERS)}")
+    if "rllib" in spec.learners and importlib.util.find_spec("ray") is None:
+        raise ValueError(
+            f"the {spec.name} budget trains RLlib, which needs Ray: pip install '.[ray]' from a clone (make install "
+            "includes it)"
+        )
     if gops13 is not None:
         from hiddenhand.files import read_npz_meta
 

@@ -9,7 +9,7 @@ nothing of how it was reached. The agents they produce are saved as
 :class:`~hiddenhand.agents.network.NetworkAgent` (the networks read that same vector), which
 then declare themselves Markov, so the game's exact exploitability measure applies to them
 (``hiddenhand.games()[game].exact_exploitability``), as to the self-play learners of
-:mod:`.selfplay`.
+:mod:`.policy_gradient`.
 
 **One policy for every seat.** A hiddenhand agent plays every seat with one policy of the
 observation, and the measures evaluate it so. Our observations are seat-relative (Goofspiel's

@@ -11,20 +11,62 @@ steps are the decisions sampled, its bar's total ``iterations * batch``). The ag
 :meth:`hiddenhand.rllib.RLlibAgent.load` (``hiddenhand play --opponent DIR`` and
 ``hiddenhand exploitability --agent DIR`` read it).
 
+The settings are those of our own PPO self-play on the game (:func:`.policy_gradient.settings_for`),
+translated into ``PPOConfig.training`` by :func:`rllib_training`: the game undiscounted
+(gamma 1, where RLlib's default 0.99 would make a card bid early count less than one bid
+late), GAE lambda, learning rate and entropy (annealed to 0 over the run where ours are),
+clip, value coefficient, gradient norm, epochs and minibatches, the decisions per update,
+the hidden layers; RLlib's adaptive KL penalty off (ours has none) and its value-loss clip
+off (it caps the squared error at 10, and Goofspiel's returns run to tens of points). Two of ours do not
+apply: RLlib always standardises advantages per minibatch (ours scale them by the largest
+payoff), and its episodes end with the game, so there is no carrying of unfinished games.
+The credit is ours: the env pays each seat the points as rounds settle them
+(:class:`hiddenhand.rllib.MultiAgentGame`).
+
 MMD is not offered here: RLlib's PPO learner has no hook for a KL term towards a second
 (magnet) module without a custom learner class per algorithm version, which is glue we would
-have to keep in step with Ray; MMD runs in :mod:`.selfplay`.
+have to keep in step with Ray; MMD runs in :mod:`.policy_gradient`.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from hiddenhand.ray_cluster import start_ray
 from hiddenhand.registry import get
+from hiddenhand.training.policy_gradient import Settings, settings_for
 from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.validation import check_int
+
+
+def rllib_settings_for(game: str) -> Settings:
+    """The settings RLlib trains with on ``game``: our PPO self-play's."""
+    return settings_for("ppo", game)
+
+
+def rllib_training(settings: Settings, decisions: int) -> dict[str, Any]:
+    """``PPOConfig.training`` arguments for our self-play ``settings`` over a run of
+    ``decisions`` (the schedules' end); see the module docstring."""
+
+    def annealed(value: float, anneal: bool) -> float | list[list[float]]:
+        return [[0, value], [decisions, 0.0]] if anneal else value
+
+    return {
+        "gamma": 1.0,
+        "lambda_": settings.gae_lambda,
+        "lr": annealed(settings.learning_rate, settings.anneal_lr),
+        "entropy_coeff": annealed(settings.ent_coef, settings.anneal_entropy),
+        "clip_param": settings.clip,
+        "vf_loss_coeff": settings.vf_coef,
+        "vf_clip_param": float("inf"),
+        "grad_clip": settings.max_grad_norm,
+        "num_epochs": settings.epochs,
+        "train_batch_size_per_learner": settings.batch,
+        "minibatch_size": settings.batch // settings.minibatches,
+        "use_kl_loss": False,
+    }
 
 
 def train_rllib(
@@ -35,30 +77,42 @@ def train_rllib(
     *,
     env_runners: int = 1,
     envs_per_runner: int = 8,
-    batch: int = 4000,
+    batch: int | None = None,
     policy: str = "shared",
     eval_every: int = 5,
     address: str | None = None,
     num_cpus: int | None = None,
     seed: int = 0,
     progress: bool = True,
+    settings: Settings | None = None,
 ) -> list[Point]:
-    """Train for ``iterations`` RLlib iterations; see the module docstring. Returns the curve
-    (decisions sampled, training seconds without measures, exploitability or None)."""
+    """Train for ``iterations`` RLlib iterations; see the module docstring. ``settings``
+    (:class:`~hiddenhand.training.policy_gradient.Settings`) default to :func:`rllib_settings_for`;
+    ``batch`` replaces theirs. Returns the curve (decisions sampled, training seconds without
+    measures, exploitability or None)."""
     declared = get(game)
     game = declared.name
     iterations = check_int("iterations", iterations, 1, 10**7)
     eval_every = check_int("eval_every", eval_every, 1, 10**7)
     env_runners = check_int("env_runners", env_runners, 0, 10_000)
     envs_per_runner = check_int("envs_per_runner", envs_per_runner, 1, 10_000)
-    batch = check_int("batch", batch, 1, 10**8)
+    settings = settings or rllib_settings_for(game)
+    if batch is not None:
+        settings = replace(settings, batch=check_int("batch", batch, settings.minibatches, 10**8))
+    batch = settings.batch
     rules = declared.rules(**game_kwargs)
     start_ray(address, num_cpus)
     from hiddenhand.rllib import RLlibAgent, ppo_config
 
     config = ppo_config(
-        game, rules.params, policy=policy, env_runners=env_runners, envs_per_runner=envs_per_runner, seed=seed
-    ).training(train_batch_size_per_learner=batch, minibatch_size=min(batch, 512), num_epochs=4)
+        game,
+        rules.params,
+        policy=policy,
+        env_runners=env_runners,
+        envs_per_runner=envs_per_runner,
+        hidden=settings.hidden,
+        seed=seed,
+    ).training(**rllib_training(settings, iterations * batch))
     algo = config.build_algo()
     module = algo.get_module("shared" if policy == "shared" else "player_0")
 
@@ -74,10 +128,10 @@ def train_rllib(
                 if (i + 1) % eval_every == 0 and i + 1 < iterations:  # the last measure is the final one, in finish
                     run.measure(measure)
         record = {"iterations": iterations, "policy": policy, "seed": seed, "env_runners": env_runners}
-        record |= {"envs_per_runner": envs_per_runner, "batch": batch}
+        record |= {"envs_per_runner": envs_per_runner, "settings": asdict(settings)}
         return run.finish(lambda: RLlibAgent(module, game, rules.params).save(run.out), measure, record)
     finally:
         algo.stop()
 
 
-__all__ = ["train_rllib"]
+__all__ = ["rllib_settings_for", "rllib_training", "train_rllib"]

@@ -168,7 +168,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             help="games each runner steps together (default 8: our games are short, and RLlib's cost per episode "
             "is fixed)",
         )
-        p.add_argument("--batch", type=count(1), default=4000, help="decisions per iteration (default 4000)")
+        p.add_argument(
+            "--batch",
+            type=count(1),
+            help="decisions per iteration (default: our PPO self-play's on the game, 2048); the other settings are "
+            "always ours (docs/training.md)",
+        )
         p.add_argument(
             "--policy",
             choices=("shared", "per_seat"),
