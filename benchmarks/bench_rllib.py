@@ -84,7 +84,8 @@ def main() -> None:
                 progress=False,
                 settings=settings,
             )
-        runs.append((f"RLlib PPO, {args.env_runners} remote runners, {envs} games each", curve))
+        where = "in the driver" if args.env_runners == 0 else f"on each of {args.env_runners} runners"
+        runs.append((f"RLlib PPO, {envs} games {where}", curve))
     every = max(1, args.decisions // args.measures)
     with tempfile.TemporaryDirectory() as out:
         curve = train_selfplay(

@@ -153,10 +153,10 @@ def test_each_seat_is_paid_what_the_rounds_settle_as_they_settle_it(scoring, pai
 
 
 def test_rllib_trains_with_our_self_play_settings():
-    """The game undiscounted, ours per game: Goofspiel's learning rate and entropy annealed
-    to 0 over the run, Spoof's entropy kept; RLlib's KL penalty and value clip off."""
+    """The game undiscounted, ours per game translated: Goofspiel's learning rate and entropy
+    annealed to 0 over the run, Spoof's entropy kept; RLlib's KL penalty and value clip off."""
     from hiddenhand.training.policy_gradient import settings_for
-    from hiddenhand.training.rllib_train import rllib_training
+    from hiddenhand.training.rllib_train import rllib_settings_for, rllib_training
 
     goofspiel = rllib_training(settings_for("ppo", "goofspiel"), 10_000)
     assert goofspiel["gamma"] == 1.0 and goofspiel["use_kl_loss"] is False and goofspiel["vf_clip_param"] == np.inf
@@ -164,6 +164,9 @@ def test_rllib_trains_with_our_self_play_settings():
     assert goofspiel["minibatch_size"] == goofspiel["train_batch_size_per_learner"] == 2048
     spoof = rllib_training(settings_for("ppo", "spoof"), 10_000)
     assert spoof["entropy_coeff"] == 0.1 and spoof["lambda_"] == 0.7
+    # RLlib standardises advantages as the study did: the study's clip and entropy, kept.
+    rllib = rllib_training(rllib_settings_for("goofspiel"), 10_000)
+    assert rllib["clip_param"] == 0.025 and rllib["entropy_coeff"] == 0.1 and rllib["lr"] == goofspiel["lr"]
 
 
 def test_the_benchmark_trains_rllib_as_one_of_its_learners(ray_local, tmp_path):
