@@ -24,8 +24,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "(exploitability against seconds and decisions, log scales, every measured point of every seed) and "
         "summary.json (one record per run, with the saved agent's path) into OUT, and prints the report. small: "
         "one seed each of sampled regret matching, MMD and tuned PPO, within 15 minutes on two cores (what `make run` "
-        "runs); full: every learner (RLlib needs the [ray] extra), three seeds, two runs at a time, about two and a "
-        "half hours. Ctrl-C stops it and writes the sections that finished.",
+        "runs); full: every learner (RLlib needs the [ray] extra), three seeds, two runs at a time, about three "
+        "hours. Ctrl-C stops it and writes the sections that finished.",
     )
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
     p.add_argument("--out", default="runs/benchmark", help="output directory (default runs/benchmark)")
