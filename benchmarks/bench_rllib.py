@@ -2,7 +2,8 @@
 same decisions, on one game; exact exploitability curves and throughput side by side.
 
 ``hiddenhand train rllib`` runs RLlib's PPO with our settings for the game (the learning
-rate, entropy and their annealing, clip, GAE lambda 0.7, gamma 1, the batch and epochs) and
+rate and its annealing, GAE lambda 0.7, gamma 1, the batch and epochs; the study's clip and
+entropy, which suit RLlib's standardised advantages: ``--rllib-settings`` changes any) and
 our credit (the env pays each seat what a round settles as it settles it), so what differs
 from ``hiddenhand train selfplay --learner ppo`` is RLlib itself: its sampling machinery, its
 advantages standardised per minibatch, its value and policy networks. This trains both for
@@ -63,13 +64,12 @@ def main() -> None:
     from hiddenhand.registry import get
     from hiddenhand.training import plots
     from hiddenhand.training.policy_gradient import train_selfplay
-    from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
+    from hiddenhand.training.rllib_train import iterations_for, rllib_settings_for, train_rllib
 
     torch.set_num_threads(1)
     rules = get(args.game).rules(**args.params)
     settings = replace(rllib_settings_for(args.game), **args.rllib_settings)
-    batch = settings.batch
-    iterations = -(-args.decisions // batch)
+    iterations = iterations_for(args.decisions, settings)
     runs = []
     for envs in args.envs_per_runner:
         with tempfile.TemporaryDirectory() as out:

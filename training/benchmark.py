@@ -165,10 +165,10 @@ def train_learner(
             game, params, steps, out, learner=learner, seed=seed, eval_every=eval_every, progress=progress
         )
     if method == "rllib":
-        from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
+        from hiddenhand.training.rllib_train import iterations_for, rllib_settings_for, train_rllib
 
-        batch = rllib_settings_for(game).batch  # an RLlib iteration is one update of this many decisions
-        iterations, every = -(-steps // batch), max(1, round(eval_every / batch))
+        settings = rllib_settings_for(game)
+        iterations, every = iterations_for(steps, settings), max(1, round(eval_every / settings.batch))
         return train_rllib(
             game, params, iterations, out, env_runners=0, num_cpus=1, eval_every=every, seed=seed, progress=progress
         )

@@ -53,6 +53,12 @@ def rllib_settings_for(game: str) -> Settings:
     return replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef, anneal_entropy=False)
 
 
+def iterations_for(decisions: int, settings: Settings) -> int:
+    """RLlib iterations that train on at least ``decisions`` decisions: an iteration is one
+    update of ``settings.batch``."""
+    return -(-decisions // settings.batch)
+
+
 def rllib_training(settings: Settings, decisions: int) -> dict[str, Any]:
     """``PPOConfig.training`` arguments for our self-play ``settings`` over a run of
     ``decisions`` (the schedules' end); see the module docstring."""
@@ -141,4 +147,4 @@ def train_rllib(
         algo.stop()
 
 
-__all__ = ["rllib_settings_for", "rllib_training", "train_rllib"]
+__all__ = ["iterations_for", "rllib_settings_for", "rllib_training", "train_rllib"]
