@@ -71,8 +71,9 @@ def test_benchmark_on_a_tiny_budget(tiny_run):
     # One record per run; every learned configuration has both seeds; each saved agent reloads
     # and measures as recorded.
     runs = summary["runs"]
-    keys = {"game", "config", "method", "seed", "steps", "seconds", "exploitability", "exact", "path"}
-    assert all(set(r) == keys for r in runs)
+    keys = {"game", "config", "method", "seed", "steps", "seconds", "exploitability", "exact", "path", "reused"}
+    assert all(set(r) == keys and r["reused"] is False for r in runs)
+    assert "Resumed" not in report
     learned = [r for r in runs if r["method"] == "mmd"]
     assert {(r["game"], r["seed"]) for r in learned} == {(g, s) for g in ("goofspiel", "spoof") for s in (0, 1)}
     assert len([r for r in learned if r["game"] == "goofspiel"]) == 4  # 4 and 6 cards
@@ -186,6 +187,54 @@ def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, mo
     assert json.loads((tmp_path / "summary.json").read_text())["interrupted"] is True
 
 
+def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, tmp_path, monkeypatch):
+    """A copy of the tiny benchmark resumed: every finished run is read back, not trained; a
+    run cut by Ctrl-C and one of another seed are trained again; the agents are measured
+    anew, so the figures match the first report's, and the report says what was read back."""
+    import shutil
+    from dataclasses import replace
+
+    first, first_report = tiny_run
+    out = tmp_path / "resumed"
+    shutil.copytree(first, out)
+    cut = out / "goofspiel_num_cards=4_observation=markov" / "mmd" / "seed1" / "run.json"
+    cut.write_text(cut.read_text().replace('"interrupted": false', '"interrupted": true'))
+    other = out / "spoof_observation=markov" / "mmd" / "seed0" / "run.json"
+    other.write_text(other.read_text().replace('"seed": 0', '"seed": 7'))
+    trained = []
+    real = benchmark.train_learner
+    monkeypatch.setattr(benchmark, "train_learner", lambda *a: trained.append(a[4]) or real(*a))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(benchmark, "train_cfr", refuse)
+    monkeypatch.setattr(benchmark, "train_ppo", refuse)
+    report = run_benchmark(replace(TINY, workers=1), out, seed=0, progress=False, resume=True)
+    assert sorted(trained) == sorted([cut.parent, other.parent])
+    runs = json.loads((out / "summary.json").read_text())["runs"]
+    retrained = {str(cut.parent), str(other.parent)}
+    assert all(r["reused"] is (r["path"] not in retrained) for r in runs)
+    assert f"**Resumed:** {len(runs) - 2} of the {len(runs)} training runs above were read back" in report
+    assert ", resume=True)`" in report
+    first_rows = table(sections(first_report)["Goofspiel, 2 players: cards 6, observation markov"])
+    rows = table(sections(report)["Goofspiel, 2 players: cards 6, observation markov"])
+    assert rows == first_rows  # read back and measured again: the same figures
+
+
+def test_finished_refuses_a_shorter_run_or_other_rules(tiny_run):
+    from hiddenhand.training.run import finished
+
+    out, _ = tiny_run
+    path = out / "goofspiel_num_cards=4_observation=markov" / "cfr+"
+    rules = hiddenhand.games()["goofspiel"].rules(num_cards=4, observation="markov")
+    assert [p.steps for p in finished(path, rules, 0, TINY.cfr_iterations)][-1] == TINY.cfr_iterations
+    assert finished(path, rules, 0, TINY.cfr_iterations + 1) is None
+    assert finished(path, rules, 1, TINY.cfr_iterations) is None
+    assert finished(path, hiddenhand.games()["goofspiel"].rules(num_cards=4), 0, TINY.cfr_iterations) is None
+    assert finished(out / "no such run", rules, 0, 1) is None
+
+
 def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_path):
     """The section the full budget runs at 13 cards, here at 5 with a 5-card solution file:
     the learner trains on the Markov observation, has no exploitability (none is pretended),
@@ -197,7 +246,7 @@ def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_
     solution = solve(5, progress=False).save(tmp_path / "gops5.npz")
     budget = replace(TINY, big_steps=600, big_cards=5, name="tiny")
     lines, summary = [], {"runs": [], "games": {}}
-    benchmark._big_goofspiel(budget, tmp_path, 0, str(solution), False, lines, summary)
+    benchmark._big_goofspiel(budget, tmp_path, 0, str(solution), False, False, lines, summary)
     (record,) = summary["runs"]
     assert record["exploitability"] is None and record["exact"] is False
     assert record["config"]["observation"] == "markov" and record["config"]["num_cards"] == 5
@@ -241,7 +290,7 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     entry = benchmark.Benchmark({"num_cards": 6, "observation": "markov"}, learn=True, steps_scale=2)
     budget = Budget(**{**vars(TINY), "learners": ("mmd", "nfsp"), "learner_share": {"nfsp": 0.25}, "seeds": 1})
     budget = Budget(**{**vars(budget), "workers": 1, "learner_steps": 1000, "evaluations": 4})
-    runs = benchmark._learned_runs(game, game.rules(**entry.params), entry, budget, tmp_path, 0, False)
+    runs = benchmark._learned_runs(game, game.rules(**entry.params), entry, budget, tmp_path, 0, False, False)
     assert asked == {"mmd": (2000, 500), "nfsp": (500, 125)}
     assert [r.curve[-1][0] for r in runs] == [2000, 500]
     wrong = Budget(**{**vars(TINY), "learner_share": {"cfr": 0.5}})

@@ -31,13 +31,16 @@ analyst sits).
 
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
+Run again with ``resume``, it reads back the training runs that finished (the full budget
+takes longer than one sitting) and trains the rest.
 
 Writes ``REPORT.md`` (a header on how to read it and the run's command, seed, versions and
 machine; then a leaderboard per configuration, titled in words), one PNG per configuration
 (exploitability against wall-clock seconds and against decisions, log scales, every measured
 point of every seed: :mod:`.plots`) and ``summary.json`` into ``out``: one record per training run (``game``,
 ``config``, ``method``, ``seed``, ``steps``, ``seconds``, ``exploitability``, ``exact``, and
-``path``, the saved agent, which ``hiddenhand.agents.load_agent`` reads back), and the
+``path``, the saved agent, which ``hiddenhand.agents.load_agent`` reads back, and
+``reused``, read back by ``resume`` rather than trained), and the
 leaderboards. It prints the report.
 """
 
@@ -52,7 +55,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +73,7 @@ from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, 
 from hiddenhand.training.plots import describe
 from hiddenhand.training.policy_gradient import train_selfplay
 from hiddenhand.training.ppo_pool import train_ppo
+from hiddenhand.training.run import Point, finished
 from hiddenhand.validation import check_choice
 
 LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro", "rllib")
@@ -186,6 +190,19 @@ class Run:
     seed: int
     path: Path
     curve: list[tuple[int, float, float | None]]
+    reused: bool = False
+    """Read back from a finished run in ``path`` (``resume``) rather than trained."""
+
+    @classmethod
+    def of(cls, method: str, seed: int, path: Path, curve: list[Point], reused: bool) -> Run:
+        return cls(method, seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve], reused)
+
+
+def _trained(path: Path, rules, seed: int, total: int, resume: bool, train: Callable[[], list[Point]]):
+    """``(curve, reused)``: with ``resume``, the curve of a finished run of at least ``total``
+    steps already in ``path`` (:func:`~hiddenhand.training.run.finished`), else ``train()``'s."""
+    curve = finished(path, rules, seed, total) if resume else None
+    return (train(), False) if curve is None else (curve, True)
 
 
 @dataclass
@@ -221,32 +238,47 @@ def _slug(rules) -> str:
     return "_".join([rules.name, *parts]).replace(" ", "")
 
 
-def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progress: bool) -> list[Run]:
+def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progress: bool, resume: bool) -> list[Run]:
     runs = []
     for algorithm, iterations in (("cfr+", budget.cfr_iterations), ("mccfr-external", budget.mccfr_iterations)):
-        path = out / algorithm
-        curve = train_cfr(
-            rules, algorithm, iterations, max(1, iterations // budget.evaluations), path, seed=seed, progress=progress
+        path, every = out / algorithm, max(1, iterations // budget.evaluations)
+        curve = _trained(
+            path,
+            rules,
+            seed,
+            iterations,
+            resume,
+            lambda: train_cfr(rules, algorithm, iterations, every, path, seed=seed, progress=progress),
         )
-        runs.append(Run(algorithm, seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve]))
-    path = out / "ppo"
-    curve = train_ppo(
-        game.name,
-        rules.params,
-        budget.ppo_steps,
+        runs.append(Run.of(algorithm, seed, path, *curve))
+    path, every = out / "ppo", max(1, budget.ppo_steps // budget.evaluations)
+    curve = _trained(
         path,
-        seed=seed,
-        eval_every=max(1, budget.ppo_steps // budget.evaluations),
-        eval_games=50,
-        progress=progress,
+        rules,
+        seed,
+        budget.ppo_steps,
+        resume,
+        lambda: train_ppo(
+            game.name,
+            rules.params,
+            budget.ppo_steps,
+            path,
+            seed=seed,
+            eval_every=every,
+            eval_games=50,
+            progress=progress,
+        ),
     )
-    runs.append(Run("ppo", seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve]))
+    runs.append(Run.of("ppo", seed, path, *curve))
     return runs
 
 
-def _learned_runs(game: Game, rules, entry: Benchmark, budget: Budget, out: Path, seed: int, progress: bool):
+def _learned_runs(
+    game: Game, rules, entry: Benchmark, budget: Budget, out: Path, seed: int, progress: bool, resume: bool
+) -> list[Run]:
     """Every learner of the budget with each of its seeds, ``budget.workers`` at a time (one
-    process each, torch on one thread: two runs side by side use two cores)."""
+    process each, torch on one thread: two runs side by side use two cores); with ``resume``,
+    a run that already finished in its directory is read back instead."""
     jobs = [(method, seed + k) for method in budget.learners for k in range(budget.seeds)]
 
     def args(method: str, s: int) -> tuple:
@@ -254,23 +286,25 @@ def _learned_runs(game: Game, rules, entry: Benchmark, budget: Budget, out: Path
         eval_every = max(1, steps // budget.evaluations)
         return method, game.name, rules.params, steps, out / method / f"seed{s}", s, eval_every
 
-    if budget.workers == 1:
-        curves = [train_learner(*args(method, s), progress) for method, s in jobs]
+    done = {job: finished(args(*job)[4], rules, job[1], args(*job)[3]) if resume else None for job in jobs}
+    todo = [job for job in jobs if done[job] is None]
+    if budget.workers == 1 or not todo:
+        curves = [train_learner(*args(method, s), progress) for method, s in todo]
     else:
         for method in budget.learners:  # made here: runs side by side would race to make (and tidy) them
             (out / method).mkdir(parents=True, exist_ok=True)
         # Spawned, not forked: a fork of a process holding torch's and numba's threads can die.
         with ProcessPoolExecutor(budget.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(train_learner, *args(method, s), False) for method, s in jobs]
+            futures = [pool.submit(train_learner, *args(method, s), False) for method, s in todo]
             bar = tqdm(total=len(futures), desc=f"learners on {rules.name}", unit="run", disable=not progress)
             with bar:
                 curves = []
                 for future in futures:
                     curves.append(future.result())
                     bar.update(1)
+    done |= dict(zip(todo, curves))
     return [
-        Run(method, s, out / method / f"seed{s}", [(p.steps, p.seconds, p.exploitability) for p in curve])
-        for (method, s), curve in zip(jobs, curves)
+        Run.of(method, s, out / method / f"seed{s}", done[method, s], (method, s) not in todo) for method, s in jobs
     ]
 
 
@@ -280,10 +314,12 @@ def _load(path: Path, game: Game, seed: int) -> Agent:
     return load_agent(game.name, str(path), seed=seed)
 
 
-def _two_player_game(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
-    runs = _tabular_runs(game, rules, budget, out, seed, progress) if entry.tabular else []
+def _two_player_game(
+    game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool, resume: bool
+):
+    runs = _tabular_runs(game, rules, budget, out, seed, progress, resume) if entry.tabular else []
     if entry.learn:
-        runs += _learned_runs(game, rules, entry, budget, out, seed, progress)
+        runs += _learned_runs(game, rules, entry, budget, out, seed, progress, resume)
     # The references that can read this observation (not Goofspiel's hard level on the Markov
     # one: the README's table has its exploitability, measured on the full observation).
     opponents = {name: game.make_agent(name, rules, seed=seed) for name in ("equilibrium", *game.heuristics)}
@@ -332,14 +368,21 @@ def _figure(rules, runs: list[Run], references: dict[str, float]):
     return fig
 
 
-def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool):
+def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool, resume: bool):
     """An every-seating tournament of the declared line-up (CFR+ first when declared)."""
     field_: list[tuple[str, Agent]] = []
     if entry.cfr:
         run = out / "cfr+"
         iterations = budget.many_cfr_iterations
         every = max(1, iterations // budget.evaluations)  # a curve, not a single point
-        train_cfr(rules, "cfr+", iterations, every, run, seed=seed, progress=progress)
+        _trained(
+            run,
+            rules,
+            seed,
+            iterations,
+            resume,
+            lambda: train_cfr(rules, "cfr+", iterations, every, run, seed=seed, progress=progress),
+        )
         field_.append(("cfr+", PolicyAgent.load(run)))
     field_ += [(name, game.make_agent(name, rules)) for name in entry.lineup]
     games_per_seating = max(1, round(budget.tournament_games * entry.games_scale))
@@ -348,7 +391,9 @@ def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed:
     )
 
 
-def _big_goofspiel(budget: Budget, out: Path, seed: int, solution: str | None, progress: bool, lines, summary) -> None:
+def _big_goofspiel(
+    budget: Budget, out: Path, seed: int, solution: str | None, progress: bool, resume: bool, lines, summary
+) -> None:
     """The budget's ``big_learner`` trained on the full game (``budget.big_cards``, 13 by
     default) on the Markov observation, then played against the seed's heuristics and, given
     a solution file of that size, the exact equilibrium: mean point difference with a 95%
@@ -364,7 +409,16 @@ def _big_goofspiel(budget: Budget, out: Path, seed: int, solution: str | None, p
     markov = game.rules(num_cards=budget.big_cards, observation="markov")
     method = budget.big_learner
     path = out / f"goofspiel_num_cards={budget.big_cards}" / method / f"seed{seed}"
-    curve = train_learner(method, game.name, markov.params, budget.big_steps, path, seed, budget.big_steps, progress)
+    curve, reused = _trained(
+        path,
+        markov,
+        seed,
+        budget.big_steps,
+        resume,
+        lambda: train_learner(
+            method, game.name, markov.params, budget.big_steps, path, seed, budget.big_steps, progress
+        ),
+    )
     agent = Translated(_load(path, game, seed), full.markov_observations)
     opponents = {name: game.make_agent(name, full, seed=seed) for name in ("random", *game.heuristics)}
     if solution is not None:
@@ -385,7 +439,7 @@ def _big_goofspiel(budget: Budget, out: Path, seed: int, solution: str | None, p
     lines += [f"| {n} | {r.mean:+.3f} ± {r.ci95:.3f} | {r.wins / r.games:.1%} |" for n, r in results.items()]
     lines.append("")
     record = {"game": game.name, "config": markov.params, "method": method, "seed": seed, "steps": last.steps}
-    record |= {"seconds": last.seconds, "exploitability": None, "exact": False, "path": str(path)}
+    record |= {"seconds": last.seconds, "exploitability": None, "exact": False, "path": str(path), "reused": reused}
     summary["runs"].append(record)
     summary["games"][f"goofspiel {budget.big_cards} cards"] = {n: r.mean for n, r in results.items()}
 
@@ -396,11 +450,16 @@ def run_benchmark(
     seed: int = 0,
     progress: bool = True,
     gops13: str | None = None,
+    resume: bool = False,
 ) -> str:
     """Run the whole benchmark; returns the report (Markdown), also written to REPORT.md.
     ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own. ``gops13``: a
     solution file of the full Goofspiel game (``hiddenhand solve goofspiel --out``), against
-    which the learner trained there also plays."""
+    which the learner trained there also plays. ``resume``: read back every training run
+    that already finished in ``out_dir`` (same rules, seed and length, not cut by Ctrl-C;
+    :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
+    benchmark cut short, or longer than one sitting, goes on where it stopped; the agents
+    are measured and played again, and the report counts the runs read back."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
     unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(LEARNERS))
     if unknown:
@@ -431,7 +490,7 @@ def run_benchmark(
     ]
     # Exact measures first (two-player games with an exploitability), then the tournaments.
     entries.sort(key=lambda item: item[1].lineup != ())
-    command = _command(budget, spec, out, seed, gops13)
+    command = _command(budget, spec, out, seed, gops13, resume)
     lines = _header(spec, seed, command, [_rules(game, entry, spec) for game, entry in entries])
     current = "the set-up"
     try:
@@ -440,30 +499,46 @@ def run_benchmark(
             current = describe(rules)
             where = out / _slug(rules)
             if not entry.lineup:
-                result = _two_player_game(game, entry, rules, spec, where, seed, progress)
+                result = _two_player_game(game, entry, rules, spec, where, seed, progress, resume)
                 _report_two_player(game, rules, where, result, lines, summary)
             else:
                 title = entry.title or describe(rules)
-                _report_table(title, _table(game, entry, rules, spec, where, seed, progress), lines, summary)
+                _report_table(title, _table(game, entry, rules, spec, where, seed, progress, resume), lines, summary)
         if spec.big_steps:
             current = f"Goofspiel with {spec.big_cards} cards"
-            _big_goofspiel(spec, out, seed, gops13, progress, lines, summary)
+            _big_goofspiel(spec, out, seed, gops13, progress, resume, lines, summary)
     except KeyboardInterrupt:
+        _reused(summary, lines)
         lines += [f"**Cut short by Ctrl-C** while running {current}: that section and those after it are missing.", ""]
         with held_ctrl_c():  # a second Ctrl-C waits for the report
             _write(out, lines, start, summary | {"interrupted": True})
             raise Interrupted(
                 f"benchmark stopped by Ctrl-C; the finished sections are in {out / 'REPORT.md'}"
             ) from None
+    _reused(summary, lines)
     return _write(out, lines, start, summary)
 
 
-def _command(budget: str | Budget, spec: Budget, out: Path, seed: int, gops13: str | None) -> str:
+def _reused(summary: dict, lines: list[str]) -> None:
+    """A closing line on the runs ``resume`` read back, where it read any."""
+    reused = sum(bool(r.get("reused")) for r in summary["runs"])
+    if reused:
+        lines += [
+            f"**Resumed:** {reused} of the {len(summary['runs'])} training runs above were read back from an earlier "
+            "benchmark in this directory (finished, same rules, seed and length) rather than trained again; their "
+            "seconds are that run's. Every agent was measured and played again.",
+            "",
+        ]
+
+
+def _command(budget: str | Budget, spec: Budget, out: Path, seed: int, gops13: str | None, resume: bool) -> str:
     """The command that runs this benchmark again (a budget of one's own: the Python call)."""
     if isinstance(budget, Budget):
-        return f"run_benchmark({spec!r}, out_dir={str(out)!r}, seed={seed})"
-    return f"hiddenhand benchmark --budget {spec.name} --out {out} --seed {seed}" + (
-        f" --gops13 {gops13}" if gops13 else ""
+        return f"run_benchmark({spec!r}, out_dir={str(out)!r}, seed={seed}" + (", resume=True)" if resume else ")")
+    return (
+        f"hiddenhand benchmark --budget {spec.name} --out {out} --seed {seed}"
+        + (f" --gops13 {gops13}" if gops13 else "")
+        + (" --resume" if resume else "")
     )
 
 
@@ -553,6 +628,7 @@ def _report_two_player(game: Game, rules, where: Path, result, lines: list[str],
                     "exploitability": exploitability,
                     "exact": exploitability is not None,
                     "path": str(run.path),
+                    "reused": run.reused,
                 }
             )
     summary["games"][repr(rules)] = [

@@ -181,6 +181,21 @@ class Run:
             self._since = None
 
 
+def finished(out: str | Path, rules, seed: int, total: int) -> list[Point] | None:
+    """The curve of the run recorded in ``out`` (its ``run.json``) if that run finished (not
+    cut by Ctrl-C) on these ``rules`` with this ``seed`` and at least ``total`` steps, else
+    ``None``: what a resumed benchmark reads back instead of training again. The record does
+    not say which version of a learner made it, so this trusts that the same code did."""
+    try:
+        record = json.loads((Path(out) / "run.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    same = record.get("game") == rules.name and record.get("params") == json.loads(json.dumps(rules.params))
+    if not same or record.get("seed") != seed or record.get("interrupted", True) or record.get("steps", 0) < total:
+        return None
+    return [Point(p["steps"], p["seconds"], p["exploitability"], p.get("against", {})) for p in record["curve"]]
+
+
 def write_curve(out: Path, curve: list[Point], title: str, unit: str = "decision") -> None:
     """``curve.csv`` (steps, seconds, exploitability, then ``vs_<heuristic>`` columns) and
     ``curve.png``, each written atomically."""
@@ -221,4 +236,4 @@ def curve_figure(curve: list[Point], title: str, unit: str = "decision"):
     return fig
 
 
-__all__ = ["Measure", "Point", "Run", "curve_figure", "exact_measure", "write_curve"]
+__all__ = ["Measure", "Point", "Run", "curve_figure", "exact_measure", "finished", "write_curve"]

@@ -25,7 +25,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "summary.json (one record per run, with the saved agent's path) into OUT, and prints the report. small: "
         "one seed each of sampled regret matching, MMD and tuned PPO, within 15 minutes on two cores (what `make run` "
         "runs); full: every learner (RLlib needs the [ray] extra), three seeds, two runs at a time, about three "
-        "hours. Ctrl-C stops it and writes the sections that finished.",
+        "hours. Ctrl-C stops it and writes the sections that finished; --resume goes on from there.",
     )
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
     p.add_argument("--out", default="runs/benchmark", help="output directory (default runs/benchmark)")
@@ -36,6 +36,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="a 13-card Goofspiel solution (hiddenhand solve goofspiel --cards 13 --out FILE): the 13-card learner "
         "also plays the exact equilibrium (full budget only)",
     )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="read back every training run that already finished in OUT (same rules, seed and length, not cut by "
+        "Ctrl-C) instead of training it again, then measure and report everything as usual: a benchmark cut short, "
+        "or longer than one sitting, goes on where it stopped. It trusts that the same version of hiddenhand made "
+        "those runs",
+    )
     p.set_defaults(run=run)
 
 
@@ -43,5 +51,5 @@ def run(args: argparse.Namespace) -> int:
     from hiddenhand.training.benchmark import run_benchmark
 
     check_output(args.out, "--out", "dir")
-    print(run_benchmark(args.budget, args.out, args.seed, gops13=args.gops13))
+    print(run_benchmark(args.budget, args.out, args.seed, gops13=args.gops13, resume=args.resume))
     return 0
