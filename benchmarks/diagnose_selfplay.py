@@ -13,7 +13,7 @@ Modes:
 - ``temperature``: the fixed points the self-play loss can reach. Its entropy bonus is a
   temperature in points (the coefficient times the scale the advantages are divided by);
   the tabular learner is run to its fixed point at the temperatures of ``training/policy_gradient.py``'s
-  settings (constant, and annealed to 0 as ``OURS`` does).
+  settings (constant, as ``OURS`` keeps it, and annealed to 0, as it did before).
 - ``sampled``: the tabular learner with Q estimated from self-play episodes through the rules
   engine: from the start of the game (what self-play sees) or from a random position
   (exploring starts, every position covered): sampling and coverage.
@@ -137,7 +137,7 @@ def mode_temperature(args) -> list[Row]:
         spread = advantage_spread(n, args)
         print(
             f"\n{n} cards: OURS divides returns by {scale:g} (entropy {OURS_ENT}: temperature "
-            f"{OURS_ENT * scale:.3g} points, annealed to 0); STUDY normalises advantages, whose std under "
+            f"{OURS_ENT * scale:.3g} points, kept; below also annealed to 0); STUDY normalises advantages, whose std under "
             f"uniform play is {spread['sampled']:.3g} points sampled with a perfect critic ({spread['exact']:.3g} "
             f"exact), so entropy {STUDY_ENT} is a temperature of {STUDY_ENT * spread['sampled']:.3g} points"
         )

@@ -5,6 +5,7 @@ A local Ray instance on 127.0.0.1, usage statistics off, two CPUs, shut down at 
 
 import importlib.util
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -153,14 +154,16 @@ def test_each_seat_is_paid_what_the_rounds_settle_as_they_settle_it(scoring, pai
 
 
 def test_rllib_trains_with_our_self_play_settings():
-    """The game undiscounted, ours per game translated: Goofspiel's learning rate and entropy
-    annealed to 0 over the run, Spoof's entropy kept; RLlib's KL penalty and value clip off."""
+    """The game undiscounted, ours per game translated: the learning rate annealed to 0 over
+    the run, the entropy kept (annealed where settings ask); RLlib's KL penalty and value clip off."""
     from hiddenhand.training.policy_gradient import settings_for
     from hiddenhand.training.rllib_train import rllib_settings_for, rllib_training
 
     goofspiel = rllib_training(settings_for("ppo", "goofspiel"), 10_000)
     assert goofspiel["gamma"] == 1.0 and goofspiel["use_kl_loss"] is False and goofspiel["vf_clip_param"] == np.inf
-    assert goofspiel["entropy_coeff"] == [[0, 0.05], [10_000, 0.0]] and goofspiel["lr"] == [[0, 1e-3], [10_000, 0.0]]
+    assert goofspiel["entropy_coeff"] == 0.05 and goofspiel["lr"] == [[0, 1e-3], [10_000, 0.0]]
+    annealed = rllib_training(replace(settings_for("ppo", "goofspiel"), anneal_entropy=True), 10_000)
+    assert annealed["entropy_coeff"] == [[0, 0.05], [10_000, 0.0]]
     assert goofspiel["minibatch_size"] == goofspiel["train_batch_size_per_learner"] == 2048
     spoof = rllib_training(settings_for("ppo", "spoof"), 10_000)
     assert spoof["entropy_coeff"] == 0.1 and spoof["lambda_"] == 0.7

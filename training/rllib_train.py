@@ -50,7 +50,7 @@ def rllib_settings_for(game: str) -> Settings:
     without it. With ours RLlib's PPO drifts away from the equilibrium as it trains (4-card
     Markov Goofspiel: 0.97 after 10,000 decisions, 3.04 after 51,200), with these it falls
     steadily (0.91 after 51,200): ``benchmarks/bench_rllib.py``, docs/training.md."""
-    return replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef, anneal_entropy=False)
+    return replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef)
 
 
 def iterations_for(decisions: int, settings: Settings) -> int:
