@@ -286,7 +286,11 @@ def _learned_runs(
         eval_every = max(1, steps // budget.evaluations)
         return method, game.name, rules.params, steps, out / method / f"seed{s}", s, eval_every
 
-    done = {job: finished(args(*job)[4], rules, job[1], args(*job)[3]) if resume else None for job in jobs}
+    def read_back(method: str, s: int) -> list[Point] | None:
+        _, _, _, steps, path, _, _ = args(method, s)
+        return finished(path, rules, s, steps) if resume else None
+
+    done = {job: read_back(*job) for job in jobs}
     todo = [job for job in jobs if done[job] is None]
     if budget.workers == 1 or not todo:
         curves = [train_learner(*args(method, s), progress) for method, s in todo]
