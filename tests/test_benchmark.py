@@ -222,6 +222,16 @@ def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, 
     assert rows == first_rows  # read back and measured again: the same figures
 
 
+def test_the_command_line_resumes_with_resume(tmp_path, monkeypatch):
+    from hiddenhand.cli import main
+
+    calls = []
+    monkeypatch.setattr(benchmark, "run_benchmark", lambda *args, **kwargs: calls.append((args, kwargs)) or "")
+    assert main(["benchmark", "--out", str(tmp_path), "--resume"]) == 0
+    assert main(["benchmark", "--out", str(tmp_path)]) == 0
+    assert [kwargs["resume"] for _, kwargs in calls] == [True, False]
+
+
 def test_finished_refuses_a_shorter_run_or_other_rules(tiny_run):
     from hiddenhand.training.run import finished
 
