@@ -137,9 +137,10 @@ def mode_temperature(args) -> list[Row]:
         spread = advantage_spread(n, args)
         print(
             f"\n{n} cards: OURS divides returns by {scale:g} (entropy {OURS_ENT}: temperature "
-            f"{OURS_ENT * scale:.3g} points, kept; below also annealed to 0); STUDY normalises advantages, whose std under "
-            f"uniform play is {spread['sampled']:.3g} points sampled with a perfect critic ({spread['exact']:.3g} "
-            f"exact), so entropy {STUDY_ENT} is a temperature of {STUDY_ENT * spread['sampled']:.3g} points"
+            f"{OURS_ENT * scale:.3g} points, kept; below also annealed to 0); STUDY normalises advantages, "
+            f"whose std under uniform play is {spread['sampled']:.3g} points sampled with a perfect critic "
+            f"({spread['exact']:.3g} exact), so entropy {STUDY_ENT} is a temperature of "
+            f"{STUDY_ENT * spread['sampled']:.3g} points"
         )
         study = STUDY_ENT * spread["sampled"]
         for alpha, anneal in ((OURS_ENT * scale, False), (OURS_ENT * scale, True), (study, False)):
