@@ -232,7 +232,7 @@ def test_the_command_line_resumes_with_resume(tmp_path, monkeypatch):
     assert [kwargs["resume"] for _, kwargs in calls] == [True, False]
 
 
-def test_finished_refuses_a_shorter_run_or_other_rules(tiny_run):
+def test_finished_refuses_a_shorter_run_other_rules_or_a_damaged_record(tiny_run, tmp_path):
     from hiddenhand.training.run import finished
 
     out, _ = tiny_run
@@ -243,6 +243,11 @@ def test_finished_refuses_a_shorter_run_or_other_rules(tiny_run):
     assert finished(path, rules, 1, TINY.cfr_iterations) is None
     assert finished(path, hiddenhand.games()["goofspiel"].rules(num_cards=4), 0, TINY.cfr_iterations) is None
     assert finished(out / "no such run", rules, 0, 1) is None
+    for damaged in ("{", "[]", '{"game": "goofspiel"}'):
+        copy = tmp_path / "damaged"
+        copy.mkdir(exist_ok=True)
+        (copy / "run.json").write_text(damaged)
+        assert finished(copy, rules, 0, 1) is None
 
 
 def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_path):

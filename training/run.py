@@ -185,15 +185,16 @@ def finished(out: str | Path, rules, seed: int, total: int) -> list[Point] | Non
     """The curve of the run recorded in ``out`` (its ``run.json``) if that run finished (not
     cut by Ctrl-C) on these ``rules`` with this ``seed`` and at least ``total`` steps, else
     ``None``: what a resumed benchmark reads back instead of training again. The record does
-    not say which version of a learner made it, so this trusts that the same code did."""
+    not say which version of a learner made it, so this trusts that the same code did. A
+    record it cannot read (damaged, or not one of ours) is ``None`` too: that run trains again."""
     try:
         record = json.loads((Path(out) / "run.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        same = record["game"] == rules.name and record["params"] == json.loads(json.dumps(rules.params))
+        if not same or record["seed"] != seed or record["interrupted"] or record["steps"] < total:
+            return None
+        return [Point(p["steps"], p["seconds"], p["exploitability"], p.get("against", {})) for p in record["curve"]]
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    same = record.get("game") == rules.name and record.get("params") == json.loads(json.dumps(rules.params))
-    if not same or record.get("seed") != seed or record.get("interrupted", True) or record.get("steps", 0) < total:
-        return None
-    return [Point(p["steps"], p["seconds"], p["exploitability"], p.get("against", {})) for p in record["curve"]]
 
 
 def write_curve(out: Path, curve: list[Point], title: str, unit: str = "decision") -> None:
