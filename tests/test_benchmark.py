@@ -189,7 +189,7 @@ def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, mo
 
 def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, tmp_path, monkeypatch):
     """A copy of the tiny benchmark resumed: every finished run is read back, not trained; a
-    run cut by Ctrl-C and one of another seed are trained again; the agents are measured
+    run cut by Ctrl-C, one of another seed and one made with other settings are trained again; the agents are measured
     anew, so the figures match the first report's, and the report says what was read back."""
     import shutil
     from dataclasses import replace
@@ -201,6 +201,9 @@ def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, 
     cut.write_text(cut.read_text().replace('"interrupted": false', '"interrupted": true'))
     other = out / "spoof_observation=markov" / "mmd" / "seed0" / "run.json"
     other.write_text(other.read_text().replace('"seed": 0', '"seed": 7'))
+    changed = out / "spoof_observation=markov" / "mmd" / "seed1" / "run.json"  # made with other settings
+    assert '"ent_coef": 0.1,' in changed.read_text()
+    changed.write_text(changed.read_text().replace('"ent_coef": 0.1,', '"ent_coef": 0.2,'))
     trained = []
     real = benchmark.train_learner
     monkeypatch.setattr(benchmark, "train_learner", lambda *a: trained.append(a[4]) or real(*a))
@@ -211,11 +214,11 @@ def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, 
     monkeypatch.setattr(benchmark, "train_cfr", refuse)
     monkeypatch.setattr(benchmark, "train_ppo", refuse)
     report = run_benchmark(replace(TINY, workers=1), out, seed=0, progress=False, resume=True)
-    assert sorted(trained) == sorted([cut.parent, other.parent])
+    assert sorted(trained) == sorted([cut.parent, other.parent, changed.parent])
     runs = json.loads((out / "summary.json").read_text())["runs"]
-    retrained = {str(cut.parent), str(other.parent)}
+    retrained = {str(cut.parent), str(other.parent), str(changed.parent)}
     assert all(r["reused"] is (r["path"] not in retrained) for r in runs)
-    assert f"**Resumed:** {len(runs) - 2} of the {len(runs)} training runs above were read back" in report
+    assert f"**Resumed:** {len(runs) - 3} of the {len(runs)} training runs above were read back" in report
     assert ", resume=True)`" in report
     first_rows = table(sections(first_report)["Goofspiel, 2 players: cards 6, observation markov"])
     rows = table(sections(report)["Goofspiel, 2 players: cards 6, observation markov"])

@@ -57,7 +57,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -71,7 +71,7 @@ from hiddenhand.training import plots
 from hiddenhand.training.cfr import train_cfr
 from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, tournament
 from hiddenhand.training.plots import describe
-from hiddenhand.training.policy_gradient import train_selfplay
+from hiddenhand.training.policy_gradient import settings_for, train_selfplay
 from hiddenhand.training.ppo_pool import train_ppo
 from hiddenhand.training.run import Point, finished
 from hiddenhand.validation import check_choice
@@ -153,33 +153,74 @@ matching, MMD and tuned PPO; ``full`` trains every learner with three seeds and 
 (docs/benchmark_full.md has its report and its time)."""
 
 
+SELFPLAY = {"mmd": "mmd", "ppo-selfplay": "ppo"}
+"""The benchmark's names of :mod:`.policy_gradient`'s learners, and theirs."""
+
+
+def learner_settings(method: str, game: str):
+    """The settings learner ``method`` trains with on ``game`` (each learner's own
+    ``*_settings_for``): what :func:`train_learner` gives it, and what ``resume`` compares
+    with a finished run's recorded settings, so that a run made with others trains again."""
+    if method == "regret":
+        from hiddenhand.training.sampled_regret import regret_settings_for
+
+        return regret_settings_for(game)
+    if method in SELFPLAY:
+        return settings_for(SELFPLAY[method], game)
+    if method == "rllib":
+        from hiddenhand.training.rllib_train import rllib_settings_for
+
+        return rllib_settings_for(game)
+    from hiddenhand.training import nfsp, psro
+
+    return {"nfsp": nfsp.nfsp_settings_for, "psro": psro.psro_settings_for}[method](game)
+
+
 def train_learner(
     method: str, game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool
 ):
-    """Train learner ``method`` (one of :data:`LEARNERS`); the curve of
-    :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``. Module-level, so
-    that a process pool can run it."""
+    """Train learner ``method`` (one of :data:`LEARNERS`) with :func:`learner_settings`; the
+    curve of :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``.
+    Module-level, so that a process pool can run it."""
+    settings = learner_settings(method, game)
     if method == "regret":
         from hiddenhand.training.sampled_regret import train_regret
 
-        return train_regret(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
-    if method in ("mmd", "ppo-selfplay"):
-        learner = "mmd" if method == "mmd" else "ppo"
+        return train_regret(
+            game, params, steps, out, seed=seed, eval_every=eval_every, settings=settings, progress=progress
+        )
+    if method in SELFPLAY:
         return train_selfplay(
-            game, params, steps, out, learner=learner, seed=seed, eval_every=eval_every, progress=progress
+            game,
+            params,
+            steps,
+            out,
+            learner=SELFPLAY[method],
+            seed=seed,
+            eval_every=eval_every,
+            settings=settings,
+            progress=progress,
         )
     if method == "rllib":
-        from hiddenhand.training.rllib_train import iterations_for, rllib_settings_for, train_rllib
+        from hiddenhand.training.rllib_train import iterations_for, train_rllib
 
-        settings = rllib_settings_for(game)
         iterations, every = iterations_for(steps, settings), max(1, round(eval_every / settings.batch))
         return train_rllib(
-            game, params, iterations, out, env_runners=0, num_cpus=1, eval_every=every, seed=seed, progress=progress
+            game,
+            params,
+            iterations,
+            out,
+            env_runners=0,
+            num_cpus=1,
+            eval_every=every,
+            seed=seed,
+            settings=settings,
+            progress=progress,
         )
     from hiddenhand.training import nfsp, psro
 
     trainer = {"nfsp": nfsp.train_nfsp, "psro": psro.train_psro}[method]
-    return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, progress=progress)
+    return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, settings=settings, progress=progress)
 
 
 @dataclass
@@ -198,10 +239,11 @@ class Run:
         return cls(method, seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve], reused)
 
 
-def _trained(path: Path, rules, seed: int, total: int, resume: bool, train: Callable[[], list[Point]]):
+def _trained(path: Path, rules, seed: int, total: int, resume: bool, train: Callable[[], list[Point]], settings=None):
     """``(curve, reused)``: with ``resume``, the curve of a finished run of at least ``total``
-    steps already in ``path`` (:func:`~hiddenhand.training.run.finished`), else ``train()``'s."""
-    curve = finished(path, rules, seed, total) if resume else None
+    steps (and ``settings``, where given) already in ``path``
+    (:func:`~hiddenhand.training.run.finished`), else ``train()``'s."""
+    curve = finished(path, rules, seed, total, settings) if resume else None
     return (train(), False) if curve is None else (curve, True)
 
 
@@ -288,7 +330,7 @@ def _learned_runs(
 
     def read_back(method: str, s: int) -> list[Point] | None:
         _, _, _, steps, path, _, _ = args(method, s)
-        return finished(path, rules, s, steps) if resume else None
+        return finished(path, rules, s, steps, asdict(learner_settings(method, game.name))) if resume else None
 
     done = {job: read_back(*job) for job in jobs}
     todo = [job for job in jobs if done[job] is None]
@@ -422,6 +464,7 @@ def _big_goofspiel(
         lambda: train_learner(
             method, game.name, markov.params, budget.big_steps, path, seed, budget.big_steps, progress
         ),
+        asdict(learner_settings(method, game.name)),
     )
     agent = Translated(_load(path, game, seed), full.markov_observations)
     opponents = {name: game.make_agent(name, full, seed=seed) for name in ("random", *game.heuristics)}
@@ -460,7 +503,8 @@ def run_benchmark(
     ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own. ``gops13``: a
     solution file of the full Goofspiel game (``hiddenhand solve goofspiel --out``), against
     which the learner trained there also plays. ``resume``: read back every training run
-    that already finished in ``out_dir`` (same rules, seed and length, not cut by Ctrl-C;
+    that already finished in ``out_dir`` (same rules, seed, length and learner settings,
+    :func:`learner_settings`, not cut by Ctrl-C;
     :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
     benchmark cut short, or longer than one sitting, goes on where it stopped; the agents
     are measured and played again, and the report counts the runs read back."""
@@ -529,8 +573,8 @@ def _reused(summary: dict, lines: list[str]) -> None:
     if reused:
         lines += [
             f"**Resumed:** {reused} of the {len(summary['runs'])} training runs above were read back from an earlier "
-            "benchmark in this directory (finished, same rules, seed and length) rather than trained again; their "
-            "seconds are that run's. Every agent was measured and played again.",
+            "benchmark in this directory (finished, same rules, seed, length and settings) rather than trained again; "
+            "their seconds are that run's. Every agent was measured and played again.",
             "",
         ]
 
