@@ -57,7 +57,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -239,11 +239,15 @@ class Run:
         return cls(method, seed, path, [(p.steps, p.seconds, p.exploitability) for p in curve], reused)
 
 
+def _read_back(path: Path, rules, seed: int, total: int, resume: bool, settings=None) -> list[Point] | None:
+    """With ``resume``, the curve of a finished run of at least ``total`` steps (and these
+    ``settings``, where given) already in ``path`` (:func:`~hiddenhand.training.run.finished`)."""
+    return finished(path, rules, seed, total, settings) if resume else None
+
+
 def _trained(path: Path, rules, seed: int, total: int, resume: bool, train: Callable[[], list[Point]], settings=None):
-    """``(curve, reused)``: with ``resume``, the curve of a finished run of at least ``total``
-    steps (and ``settings``, where given) already in ``path``
-    (:func:`~hiddenhand.training.run.finished`), else ``train()``'s."""
-    curve = finished(path, rules, seed, total, settings) if resume else None
+    """``(curve, reused)``: the curve :func:`_read_back` finds, else ``train()``'s."""
+    curve = _read_back(path, rules, seed, total, resume, settings)
     return (train(), False) if curve is None else (curve, True)
 
 
@@ -284,7 +288,7 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
     runs = []
     for algorithm, iterations in (("cfr+", budget.cfr_iterations), ("mccfr-external", budget.mccfr_iterations)):
         path, every = out / algorithm, max(1, iterations // budget.evaluations)
-        curve = _trained(
+        curve, reused = _trained(
             path,
             rules,
             seed,
@@ -292,9 +296,9 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
             resume,
             lambda: train_cfr(rules, algorithm, iterations, every, path, seed=seed, progress=progress),
         )
-        runs.append(Run.of(algorithm, seed, path, *curve))
+        runs.append(Run.of(algorithm, seed, path, curve, reused))
     path, every = out / "ppo", max(1, budget.ppo_steps // budget.evaluations)
-    curve = _trained(
+    curve, reused = _trained(
         path,
         rules,
         seed,
@@ -311,7 +315,7 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
             progress=progress,
         ),
     )
-    runs.append(Run.of("ppo", seed, path, *curve))
+    runs.append(Run.of("ppo", seed, path, curve, reused))
     return runs
 
 
@@ -330,7 +334,7 @@ def _learned_runs(
 
     def read_back(method: str, s: int) -> list[Point] | None:
         _, _, _, steps, path, _, _ = args(method, s)
-        return finished(path, rules, s, steps, asdict(learner_settings(method, game.name))) if resume else None
+        return _read_back(path, rules, s, steps, resume, learner_settings(method, game.name))
 
     done = {job: read_back(*job) for job in jobs}
     todo = [job for job in jobs if done[job] is None]
@@ -464,7 +468,7 @@ def _big_goofspiel(
         lambda: train_learner(
             method, game.name, markov.params, budget.big_steps, path, seed, budget.big_steps, progress
         ),
-        asdict(learner_settings(method, game.name)),
+        learner_settings(method, game.name),
     )
     agent = Translated(_load(path, game, seed), full.markov_observations)
     opponents = {name: game.make_agent(name, full, seed=seed) for name in ("random", *game.heuristics)}

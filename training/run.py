@@ -181,19 +181,18 @@ class Run:
             self._since = None
 
 
-def finished(
-    out: str | Path, rules, seed: int, total: int, settings: dict[str, Any] | None = None
-) -> list[Point] | None:
+def finished(out: str | Path, rules, seed: int, total: int, settings: Any = None) -> list[Point] | None:
     """The curve of the run recorded in ``out`` (its ``run.json``) if that run finished (not
     cut by Ctrl-C) on these ``rules`` with this ``seed``, at least ``total`` steps and, given
-    ``settings``, those settings recorded, else ``None``: what a resumed benchmark reads back
-    instead of training again. Beyond its settings the record does not say which version of
-    a learner made it, so this trusts that the same code did. A record it cannot read
-    (damaged, or not one of ours) is ``None`` too: that run trains again."""
+    ``settings`` (a learner's settings dataclass), those settings recorded, else ``None``:
+    what a resumed benchmark reads back instead of training again. Beyond its settings the
+    record does not say which version of a learner made it, so this trusts that the same
+    code did. A record it cannot read (damaged, or not one of ours) is ``None`` too: that
+    run trains again."""
     try:
         record = json.loads((Path(out) / "run.json").read_text())
         same = record["game"] == rules.name and record["params"] == json.loads(json.dumps(rules.params))
-        if settings is not None and record["settings"] != json.loads(json.dumps(settings)):
+        if settings is not None and record["settings"] != json.loads(json.dumps(asdict(settings))):
             return None
         if not same or record["seed"] != seed or record["interrupted"] or record["steps"] < total:
             return None
