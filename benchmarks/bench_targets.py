@@ -43,8 +43,8 @@ CONFIGS = {
     "bid_spoof": ("bid_spoof", {"num_players": 2, "coins": 3, "observation": "markov"}, 0.097, 10_000_000),
 }
 """Name: (game, parameters, target, decisions between measures). Each runs the game's own
-settings (:func:`~hiddenhand.training.sampled_regret.regret_settings_for`: Bid Spoof's with
-the probe)."""
+settings (:func:`~hiddenhand.training.sampled_regret.regret_settings_for`: Spoof and Bid
+Spoof bootstrapped from their round values, with smaller collections)."""
 
 
 def one_run(name: str, seed: int, seconds: float, out: str) -> dict:

@@ -234,6 +234,16 @@ class BidSpoofState(State):
     def current_player(self) -> int:
         return TERMINAL if self._over else self._mover
 
+    def round_state(self) -> int:
+        """At a round's start (no hand held yet): the starter and every seat's coins as the
+        digits of one number in base ``coins + 1``, the starter first."""
+        if self._over or any(h is not None for h in self.holds):
+            return -1
+        key = self.starter
+        for c in self.coins:
+            key = key * (self.rules.coins + 1) + c
+        return key
+
     def legal_actions(self, player: int | None = None) -> list[int]:
         mover = self.current_player()
         if player is None:

@@ -317,6 +317,13 @@ class BidSpoofVectorEnv(RulesVectorEnv):
             self._shown,
         )
 
+    def _round_state(self) -> np.ndarray:
+        """``BidSpoofState.round_state`` of every game."""
+        key = self._starter.copy()
+        for p in range(self.num_players):
+            key = key * (self.rules.coins + 1) + self._coins[:, p]
+        return np.where((self._holds < 0).all(axis=1), key, -1)
+
     def _reset_games(self, uniforms: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:
         _reset_all(*self._position(), self._player, obs, mask)
 

@@ -197,6 +197,21 @@ class GoofspielState(State):
         else:
             self._resolve_round()
 
+    def round_state(self) -> int:
+        """At a round's start (the prize turned, nobody has bid), where the bids are shown
+        and the scoring adds points up (the return still to come then depends on nothing
+        but the position): every hand's cards, then the prizes to come, as bits (card ``c``
+        of player ``p`` is bit ``p * num_cards + c - 1``), and above them the prize on the
+        table minus one. -1 elsewhere, and where the key would pass 62 bits (4 players
+        with 13 cards)."""
+        rules = self.rules
+        n, bits = rules.num_cards, rules.num_cards * (rules.num_players + 1)
+        hidden = not rules.reveal_bids or rules.scoring == "win_loss" or bits + 4 > 62
+        if hidden or self.current_player() != 0 or self.bids:
+            return -1
+        cards = [*self.hands.ravel().tolist(), *(int(c in self.prizes_left) for c in range(1, n + 1))]
+        return sum(b << k for k, b in enumerate(cards)) | (self.prize - 1) << bits
+
     def banked(self) -> list[float]:
         """The points won so far as the return counts them, where the scoring adds them up
         (``point_difference``, ``total_points``); ``win_loss`` settles nothing before the end."""

@@ -312,6 +312,16 @@ class GoofspielVectorEnv(RulesVectorEnv):
             self._full,
         )
 
+    def _round_state(self) -> np.ndarray:
+        """``GoofspielState.round_state`` of every game."""
+        rules = self.rules
+        bits = rules.num_cards * (rules.num_players + 1)
+        if not rules.reveal_bids or rules.scoring == "win_loss" or bits + 4 > 62:
+            return super()._round_state()
+        cards = np.concatenate([self._hands.reshape(self.num_envs, -1), self._prizes], axis=1).astype(np.int64)
+        key = cards @ (np.int64(1) << np.arange(bits, dtype=np.int64)) | self._prize << bits
+        return np.where(self._player == 0, key, -1)
+
     def _banked(self) -> np.ndarray:
         """The points won so far as the return counts them (``scores_to_returns``), where the
         scoring adds them up; ``win_loss`` settles nothing before the end."""

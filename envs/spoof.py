@@ -226,6 +226,14 @@ class SpoofState(State):
             return second
         return first if self.bids[first] is None else second
 
+    def round_state(self) -> int:
+        """At a round's start (no hand held yet): ``(first * size + matches_0) * size +
+        matches_1``, ``size`` one more than the larger starting count."""
+        if self._over or self.holds != [None, None]:
+            return -1
+        size = max(self.rules.matches) + 1
+        return (self.first * size + self.matches[0]) * size + self.matches[1]
+
     def legal_actions(self, player: int | None = None) -> list[int]:
         mover = self.current_player()
         if player is None:

@@ -206,6 +206,12 @@ class SpoofVectorEnv(RulesVectorEnv):
     def _position(self) -> tuple[np.ndarray, ...]:
         return (self._cfg, self._matches, self._first, self._holds, self._bids, self._rounds, self._history)
 
+    def _round_state(self) -> np.ndarray:
+        """``SpoofState.round_state`` of every game."""
+        size = max(self.rules.matches) + 1
+        key = (self._first * size + self._matches[:, 0]) * size + self._matches[:, 1]
+        return np.where((self._holds < 0).all(axis=1), key, -1)
+
     def _reset_games(self, uniforms: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:
         _reset_all(*self._position(), self._player, obs, mask)
 

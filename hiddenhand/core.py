@@ -225,6 +225,18 @@ class State(abc.ABC):
         ``info["banked"]``; the RLlib env pays its changes as they happen."""
         return [0.0] * self.rules.num_players
 
+    def round_state(self) -> int:
+        """A key (>= 0) of the public round-state when this state starts a round of a game
+        played as a chain of rounds whose future depends on nothing else (Spoof's match
+        counts and first bidder, Bid Spoof's coins and starter: the round-states of
+        :mod:`hiddenhand.solvers.stochastic`), the same for every history that reaches it;
+        -1 elsewhere. A learner can then learn each round-state's value and credit a
+        round's decisions with the value of the round-state it leads to, rather than with
+        the rest of the game as sampled (``bootstrap`` in
+        :mod:`hiddenhand.training.sampled_regret`). -1 everywhere by default, for games
+        that are not such a chain. The batched envs give the same as ``info["round_state"]``."""
+        return -1
+
     @abc.abstractmethod
     def clone(self) -> State: ...
 

@@ -63,6 +63,12 @@ Usage (a Gymnasium-style vector env of a turn-based multi-agent game)::
   Goofspiel's ``win_loss``). A decision's return still to come is its game's return minus
   its ``banked``: credit that leaves out what no later move can change (the self-play
   learners use it; see ``docs/training.md``).
+- ``info["round_state"]`` (int64, ``num_envs``) is, where a game is played as a chain of
+  rounds whose future depends only on the public round-state (Spoof, Bid Spoof), that
+  round-state's key (>= 0) when the game to move is at a round's start, and -1 elsewhere
+  (always -1 in Goofspiel): what ``State.round_state()`` gives in the rules engine. A
+  learner can learn a value per key and credit a round's decisions with the value of the
+  round-state they lead to (sampled regret matching's ``bootstrap``, ``docs/training.md``).
 - The env pickles, generator included, like every face.
 """
 
@@ -163,9 +169,14 @@ class RulesVectorEnv(VectorEnv):
         game that pays only at its end."""
         return np.zeros((self.num_envs, self.num_players))
 
+    def _round_state(self) -> np.ndarray:
+        """Each game's round-state key (``info["round_state"]``): none (-1), for a game
+        that is not a chain of rounds."""
+        return np.full(self.num_envs, -1, dtype=np.int64)
+
     # ------------------------------------------------------------------ helpers
     def _info(self) -> dict[str, np.ndarray]:
-        return {"player": self._player.copy(), "banked": self._banked()}
+        return {"player": self._player.copy(), "banked": self._banked(), "round_state": self._round_state()}
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
         obs = np.zeros((self.num_envs, self.rules.observation_size), dtype=np.float32)

@@ -235,8 +235,8 @@ def test_the_command_line_resumes_with_resume(tmp_path, monkeypatch):
     assert [kwargs["resume"] for _, kwargs in calls] == [True, False]
 
 
-def test_finished_refuses_a_shorter_run_other_rules_or_a_damaged_record(tiny_run, tmp_path):
-    from hiddenhand.training.run import finished
+def test_finished_refuses_a_shorter_run_other_rules_other_code_or_a_damaged_record(tiny_run, tmp_path):
+    from hiddenhand.training.run import code_version, finished
 
     out, _ = tiny_run
     path = out / "goofspiel_num_cards=4_observation=markov" / "cfr+"
@@ -246,11 +246,41 @@ def test_finished_refuses_a_shorter_run_other_rules_or_a_damaged_record(tiny_run
     assert finished(path, rules, 1, TINY.cfr_iterations) is None
     assert finished(path, hiddenhand.games()["goofspiel"].rules(num_cards=4), 0, TINY.cfr_iterations) is None
     assert finished(out / "no such run", rules, 0, 1) is None
+    record = json.loads((path / "run.json").read_text())
+    assert record["code"] == code_version()
+    other = tmp_path / "other code"
+    other.mkdir()
+    (other / "run.json").write_text(json.dumps(record | {"code": "0" * 16}))  # made by another version
+    assert finished(other, rules, 0, TINY.cfr_iterations) is None
     for damaged in ("{", "[]", '{"game": "goofspiel"}'):
         copy = tmp_path / "damaged"
         copy.mkdir(exist_ok=True)
         (copy / "run.json").write_text(damaged)
         assert finished(copy, rules, 0, 1) is None
+
+
+def test_the_code_version_follows_the_sources_a_run_depends_on(tmp_path):
+    """The digest that run.json records moves when a module that makes results changes (or
+    appears), not when a skipped one does, and counts a file reached from two roots once
+    (an installed wheel nests the subpackages inside ``hiddenhand/``)."""
+    from hiddenhand.training.run import source_digest
+
+    root = tmp_path / "pkg"
+    (root / "training").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "training" / "learner.py").write_text("RATE = 0.1\n")
+    (root / "training" / "report.py").write_text("TITLE = 'a'\n")
+    roots = [("pkg", root)]
+    skip = ("pkg.training.report",)
+    before = source_digest(roots, skip)
+    assert source_digest(roots + [("pkg.training", root / "training")], skip) == before
+    (root / "training" / "report.py").write_text("TITLE = 'b'\n")
+    assert source_digest(roots, skip) == before
+    (root / "training" / "learner.py").write_text("RATE = 0.2\n")
+    changed = source_digest(roots, skip)
+    assert changed != before
+    (root / "training" / "critic.py").write_text("")
+    assert source_digest(roots, skip) != changed
 
 
 def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_path):

@@ -49,6 +49,19 @@ def test_call_loses_a_coin_for_the_wrong_side_and_the_loser_starts():
     assert state.history[-1].caller == 2 and state.coins == [2, 3, 3] and state.starter == 0
 
 
+def test_round_state_keys_the_starter_and_every_seats_coins_at_each_round_start():
+    """The starter then each seat's coins as digits in base coins + 1; -1 inside a round."""
+    rules = BidSpoofRules(num_players=3, coins=3)
+    state = rules.new_initial_state()
+    assert state.round_state() == ((0 * 4 + 3) * 4 + 3) * 4 + 3
+    state.apply(rules.actions.hold(1))
+    assert state.round_state() == -1
+    state = say(start(rules, (1, 2, 0)), 2, 3, "call")  # player_2 loses a coin and starts
+    assert state.round_state() == ((2 * 4 + 3) * 4 + 3) * 4 + 2
+    two = BidSpoofRules(num_players=2, coins=2)
+    assert two.new_round_state((1, 2), starter=1).round_state() == (1 * 3 + 1) * 3 + 2
+
+
 def test_cliff_spoof_and_zero():
     rules = BidSpoofRules(num_players=3, coins=3)
     state = say(start(rules, (1, 1, 1)), 2, 3, "cliff")  # exactly 3: player_2 would win a coin, but holds the cap

@@ -112,6 +112,21 @@ def test_banked_is_what_the_rounds_played_have_settled(scoring, after_one, after
     assert state.banked() == after_two
 
 
+def test_round_state_keys_the_hands_the_prizes_to_come_and_the_prize_at_each_rounds_start():
+    """Four cards, prizes 4, 3, 2, 1: card c of player p is bit 4p + c - 1, prize card c bit
+    8 + c - 1, the prize on the table minus one above bit 12; -1 once player 0 has bid, and
+    wherever the rest of the game depends on more than the position (bids hidden, or
+    win/loss, where the score matters)."""
+    state = GoofspielRules(num_cards=4, prize_order="descending").new_initial_state()
+    assert state.round_state() == 0b1111_1111 | 0b0111 << 8 | 3 << 12  # the 4 turned: 1, 2, 3 to come
+    state.apply(0)  # player 0 bids 1
+    assert state.round_state() == -1
+    state.apply(3)  # player 1 bids 4 and takes the 4; the 3 is turned
+    assert state.round_state() == 0b0111_1110 | 0b0011 << 8 | 2 << 12
+    for hidden in ({"reveal_bids": False}, {"scoring": "win_loss"}):
+        assert GoofspielRules(num_cards=4, prize_order="descending", **hidden).new_initial_state().round_state() == -1
+
+
 def test_illegal_actions_name_the_legal_ones():
     state = GoofspielRules(num_cards=4, prize_order="ascending").new_initial_state()
     state.apply(2)

@@ -149,11 +149,60 @@ def test_a_policy_keyed_by_the_observation_plays_uniformly_off_its_rows():
 
 @pytest.mark.parametrize(
     "name, value",
-    [("games", 0), ("window", -1), ("least", 0), ("baseline_rate", 0.0), ("exploration", 0.0), ("exploration", 1.5)],
+    [
+        ("games", 0),
+        ("window", -1),
+        ("least", 0),
+        ("baseline_rate", 0.0),
+        ("exploration", 0.0),
+        ("exploration", 1.5),
+        ("bootstrap", "yes"),
+    ],
 )
 def test_bad_settings_are_refused_by_name(name, value):
     with pytest.raises(ValueError, match=name):
         SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(**{name: value}), 0)
+
+
+def test_bootstrap_is_refused_on_a_game_whose_states_mark_no_round_states(monkeypatch):
+    """A game (a user's, say) that keeps ``State.round_state``'s default cannot bootstrap."""
+    from hiddenhand.core import State
+    from hiddenhand.envs.goofspiel import GoofspielState
+
+    monkeypatch.setattr(GoofspielState, "round_state", State.round_state)
+    with pytest.raises(ValueError, match=r"bootstrap=True is not allowed on goofspiel.*allowed: bootstrap=False"):
+        SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(bootstrap=True), 0)
+
+
+def test_bootstrapped_round_values_reach_the_exact_solvers_and_the_policy_the_equilibrium():
+    """Whole Spoof from 2 matches each, with bootstrapped credit: every round-state that play
+    reaches has a learnt value to player 0 that is the exact solver's (Shapley's value iteration over round-states,
+    an LP per round: ``hiddenhand.solvers.spoof``), and the average policy's exact
+    exploitability falls to a fifth of random play's."""
+    from hiddenhand.solvers.spoof import solve
+
+    params = {"matches": 2, "observation": "markov"}
+    learner = SampledRegret("spoof", params, RegretSettings(games=128, bootstrap=True), 0)
+    for _ in range(600):
+        learner.iterate()
+    exact = solve(matches=2)
+    for f in (1, 2):
+        for s in (1, 2):
+            win = exact.first_bidder_win_probability(f, s)  # to the round's first bidder
+            for first in (0, 1):
+                matches = (f, s) if first == 0 else (s, f)
+                key = learner.rules.new_round_state(matches, first).round_state()
+                value = learner.round_value(key)
+                if f == 2 and (s == 1 or first == 1):  # after the first round the first bidder was right: 1 left
+                    assert np.isnan(value).all()
+                    continue
+                to_first = 2 * win - 1
+                assert value[0] == pytest.approx(to_first if first == 0 else -to_first, abs=0.04), (matches, first)
+                assert value[1] == pytest.approx(-value[0])
+    spoof = get("spoof")
+    rules = spoof.rules(**params)
+    random = spoof.exact_exploitability(rules, load_agent("spoof", "random"))
+    assert spoof.exact_exploitability(rules, learner.agent()) < 0.2 * random
 
 
 def test_the_explorer_draws_from_the_policy_mixed_with_uniform_play_and_records_that_probability():
@@ -199,23 +248,25 @@ def test_the_explorer_draws_from_the_policy_mixed_with_uniform_play_and_records_
 
 
 @pytest.mark.parametrize(
-    "game, flag, probe",
+    "game, flag, expected",
     [
-        (["bid-spoof", "--coins", "2", "--objective", "round"], [], True),
-        (["bid-spoof", "--coins", "2", "--objective", "round"], ["--no-probe"], False),
-        (["goofspiel", "--cards", "3"], [], False),
-        (["goofspiel", "--cards", "3"], ["--probe"], True),
+        (["bid-spoof", "--coins", "2", "--objective", "round"], [], {"probe": False, "bootstrap": True, "games": 256}),
+        (["bid-spoof", "--coins", "2"], ["--probe", "--no-bootstrap"], {"probe": True, "bootstrap": False}),
+        (["spoof", "--matches", "2"], ["--games", "64"], {"bootstrap": True, "games": 64}),
+        (["goofspiel", "--cards", "3"], [], {"probe": False, "bootstrap": True, "games": 8192}),
+        (["goofspiel", "--cards", "3"], ["--probe"], {"probe": True}),
     ],
-    ids=["bid-spoof-default", "bid-spoof-no-probe", "goofspiel-default", "goofspiel-probe"],
+    ids=["bid-spoof-default", "bid-spoof-probe", "spoof-games", "goofspiel-default", "goofspiel-probe"],
 )
-def test_the_command_line_trains_with_the_probe_and_records_it(tmp_path, capsys, game, flag, probe):
-    """``hiddenhand train regret`` passes ``--games`` and ``--probe``/``--no-probe`` to the
-    learner (without either, the game's own setting: on for Bid Spoof), which writes them
-    into ``run.json``, and reports the run."""
+def test_the_command_line_passes_the_learners_settings_and_records_them(tmp_path, capsys, game, flag, expected):
+    """``hiddenhand train regret`` passes ``--games``, ``--probe``/``--no-probe`` and
+    ``--bootstrap``/``--no-bootstrap`` to the learner (without them, the game's own settings:
+    Spoof and Bid Spoof bootstrapped, with fewer games), which writes them into ``run.json``,
+    and reports the run."""
     from hiddenhand.cli import main
 
     args = ["train", "regret", *game, "--observation", "markov", "--steps", "20000", "--eval-every", "10000"]
-    main([*args, "--games", "64", *flag, "--out", str(tmp_path)])
+    main([*args, *flag, "--out", str(tmp_path)])
     settings = json.loads((tmp_path / "run.json").read_text())["settings"]
-    assert settings["probe"] is probe and settings["games"] == 64
+    assert {name: settings[name] for name in expected} == expected
     assert "Sampled regret matching" in capsys.readouterr().out

@@ -28,6 +28,23 @@ def play_round(state, holds, bids):
     return state
 
 
+def test_round_state_keys_the_match_counts_and_first_bidder_at_each_round_start():
+    """(first * 4 + matches_0) * 4 + matches_1 from 3 matches each, -1 inside a round; a
+    round where nobody is right leads back to the same key."""
+    rules = SpoofRules()
+    state = rules.new_initial_state()
+    assert state.round_state() == (0 * 4 + 3) * 4 + 3
+    state.apply(rules.hold_action(2))
+    assert state.round_state() == -1
+    state = play_round(rules.new_initial_state(), holds=(0, 2), bids=(4, 2))  # player_1 right
+    assert state.matches == [3, 2] and state.first == 1
+    assert state.round_state() == (1 * 4 + 3) * 4 + 2
+    play_round(state, holds=(1, 1), bids=(3, 0))  # nobody right
+    assert state.round_state() == (1 * 4 + 3) * 4 + 2
+    assert rules.new_round_state((1, 3), first=1).round_state() == (1 * 4 + 1) * 4 + 3
+    assert SpoofRules(matches=(2, 5)).new_initial_state().round_state() == 2 * 6 + 5
+
+
 def test_a_right_bid_drops_a_match_and_bids_first_next():
     state = SpoofRules().new_initial_state()
     play_round(state, holds=(2, 1), bids=(3, 4))  # total 3: player_0 right

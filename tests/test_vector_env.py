@@ -32,6 +32,7 @@ EXTRA = {
         "four_descending": {"num_cards": 4, "num_players": 4, "prize_order": "descending"},
         "six_markov_total": {"num_cards": 3, "num_players": 6, "observation": "markov", "scoring": "total_points"},
         "five_win_loss": {"num_cards": 4, "num_players": 5, "scoring": "win_loss"},
+        "hidden_bids": {"num_cards": 4, "reveal_bids": False},
     },
     "spoof": {
         "three_markov": {"matches": 3, "observation": "markov"},
@@ -108,6 +109,7 @@ def test_move_for_move_against_pettingzoo(game, kwargs):
         np.testing.assert_array_equal(obs["observation"][i], seen["observation"])
         np.testing.assert_array_equal(obs["action_mask"][i], seen["action_mask"])
         np.testing.assert_allclose(info["banked"][i], env.game_state.banked())
+        assert info["round_state"][i] == env.game_state.round_state()
 
     obs, info = envs.reset(seed=1)
     assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8

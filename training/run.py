@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
+import hashlib
+import importlib
 import io
 import json
 import time
@@ -163,7 +166,7 @@ class Run:
             self._stop()
             info = {"game": record.pop("game", None) or self.rules.name, "params": self.rules.params}
             info |= {"learner": self.learner, **record, "unit": self.unit, "steps": self.steps, "games": self.games}
-            info |= {"seconds": self._seconds, "interrupted": self.interrupted}
+            info |= {"seconds": self._seconds, "interrupted": self.interrupted, "code": code_version()}
             with atomic_write(self.out / "run.json", "w") as handle:
                 points = [asdict(p) | more for p, more in zip(self.curve, self.details)]
                 json.dump({**info, "curve": points}, handle, indent=2)
@@ -185,10 +188,10 @@ def finished(out: str | Path, rules, seed: int, total: int, settings: Any = None
     """The curve of the run recorded in ``out`` (its ``run.json``) if that run finished (not
     cut by Ctrl-C) on these ``rules`` with this ``seed``, at least ``total`` steps and, given
     ``settings`` (a learner's settings dataclass), those settings recorded, else ``None``:
-    what a resumed benchmark reads back instead of training again. Beyond its settings the
-    record does not say which version of a learner made it, so this trusts that the same
-    code did. A record it cannot read (damaged, or not one of ours) is ``None`` too: that
-    run trains again."""
+    what a resumed benchmark reads back instead of training again. The record must also
+    carry today's :func:`code_version`: a learner whose update changed while its settings
+    did not would otherwise be read back stale. A record it cannot read (damaged, or not
+    one of ours) is ``None`` too: that run trains again."""
     try:
         record = json.loads((Path(out) / "run.json").read_text())
         same = record["game"] == rules.name and record["params"] == json.loads(json.dumps(rules.params))
@@ -196,9 +199,49 @@ def finished(out: str | Path, rules, seed: int, total: int, settings: Any = None
             return None
         if not same or record["seed"] != seed or record["interrupted"] or record["steps"] < total:
             return None
+        if record.get("code") != code_version():
+            return None
         return [Point(p["steps"], p["seconds"], p["exploitability"], p.get("against", {})) for p in record["curve"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+PACKAGES = ("hiddenhand", "hiddenhand.envs", "hiddenhand.agents", "hiddenhand.training")
+"""The packages whose sources make a run's result (the wheel's four roots, setup.py)."""
+
+UNRELATED = ("hiddenhand.cli", "hiddenhand.training.benchmark", "hiddenhand.training.plots")
+"""Modules left out of :func:`code_version`: the command line, the benchmark's report and
+the plots shape how results are shown, not what a run learns, and editing them should not
+make a resumed benchmark train everything again."""
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of the installed sources that a training run's result depends on (every
+    module of :data:`PACKAGES` but :data:`UNRELATED`), recorded in ``run.json`` so that
+    :func:`finished` reads back only runs made by the code that runs now. A digest rather
+    than the package version: between releases (an editable install, a development
+    checkout) the version does not move while the code does."""
+    roots = [(name, Path(importlib.import_module(name).__file__).parent) for name in PACKAGES]
+    return source_digest(roots, UNRELATED)
+
+
+def source_digest(roots: list[tuple[str, Path]], skip: tuple[str, ...] = ()) -> str:
+    """SHA-256 (16 hex digits) of every ``.py`` file under the ``(package, folder)`` roots,
+    each named as the module it is, skipping the modules in ``skip`` and everything under
+    them. A file reached from two roots (an installed wheel nests ``envs/`` inside
+    ``hiddenhand/``) counts once."""
+    modules: dict[str, bytes] = {}
+    for package, folder in roots:
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            name = ".".join((package, *parts[:-1])) if parts[-1] == "__init__" else ".".join((package, *parts))
+            if not any(name == x or name.startswith(x + ".") for x in skip):
+                modules[name] = path.read_bytes()
+    digest = hashlib.sha256()
+    for name in sorted(modules):
+        digest.update(name.encode() + b"\0" + modules[name] + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def write_curve(out: Path, curve: list[Point], title: str, unit: str = "decision") -> None:
@@ -241,4 +284,14 @@ def curve_figure(curve: list[Point], title: str, unit: str = "decision"):
     return fig
 
 
-__all__ = ["Measure", "Point", "Run", "curve_figure", "exact_measure", "finished", "write_curve"]
+__all__ = [
+    "Measure",
+    "Point",
+    "Run",
+    "code_version",
+    "curve_figure",
+    "exact_measure",
+    "finished",
+    "source_digest",
+    "write_curve",
+]

@@ -138,15 +138,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--games",
             type=count(1),
-            default=8192,
             help="games played at once; each collection is one update, so fewer games update more often but each "
-            "update is noisier (default 8192)",
+            "update is noisier (default: the game's own, 8192 for Goofspiel, 128 for Spoof, 256 for Bid Spoof)",
         )
         p.add_argument(
             "--probe",
             action=argparse.BooleanOptionalAction,
             help="explore at one decision a game instead of at every decision of the exploring seat (learns faster "
-            "in long games; default: on for Bid Spoof, off elsewhere)",
+            "in long games; default: off)",
+        )
+        p.add_argument(
+            "--bootstrap",
+            action=argparse.BooleanOptionalAction,
+            help="credit each round's decisions with the learnt value of the round-state it leads to instead of "
+            "the rest of the game as sampled (Goofspiel's turns, Spoof's and Bid Spoof's rounds; default: on)",
         )
         p.add_argument(
             "--seconds",
@@ -269,9 +274,9 @@ def run_regret(args: argparse.Namespace) -> int:
 
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
-    settings = replace(regret_settings_for(args.game), games=args.games)
-    if args.probe is not None:
-        settings = replace(settings, probe=args.probe)
+    settings = regret_settings_for(args.game)
+    chosen = {"games": args.games, "probe": args.probe, "bootstrap": args.bootstrap}
+    settings = replace(settings, **{name: value for name, value in chosen.items() if value is not None})
     curve = train_regret(
         args.game,
         rules.params,
