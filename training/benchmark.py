@@ -507,8 +507,8 @@ def run_benchmark(
     ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own. ``gops13``: a
     solution file of the full Goofspiel game (``hiddenhand solve goofspiel --out``), against
     which the learner trained there also plays. ``resume``: read back every training run
-    that already finished in ``out_dir`` (same rules, seed, length and learner settings,
-    :func:`learner_settings`, not cut by Ctrl-C;
+    that already finished in ``out_dir`` (same rules, seed, length, learner settings
+    (:func:`learner_settings`) and code (:func:`~hiddenhand.training.run.code_version`), not cut by Ctrl-C;
     :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
     benchmark cut short, or longer than one sitting, goes on where it stopped; the agents
     are measured and played again, and the report counts the runs read back."""
@@ -577,8 +577,8 @@ def _reused(summary: dict, lines: list[str]) -> None:
     if reused:
         lines += [
             f"**Resumed:** {reused} of the {len(summary['runs'])} training runs above were read back from an earlier "
-            "benchmark in this directory (finished, same rules, seed, length and settings) rather than trained again; "
-            "their seconds are that run's. Every agent was measured and played again.",
+            "benchmark in this directory (finished, same rules, seed, length, settings and code) rather than trained "
+            "again; their seconds are that run's. Every agent was measured and played again.",
             "",
         ]
 

@@ -46,14 +46,15 @@ The algorithm (one iteration per collection):
    changed: this needs a two-player zero-sum game; elsewhere the other seats' moves pass
    their sample through). With ``bootstrap``, in a game played as a chain of rounds whose
    future depends only on the public round-state (``info["round_state"]``: Spoof's and
-   Bid Spoof's rounds, Goofspiel's turns), the estimate at each round's start moves that round-state's learnt value (a
-   running mean weighted, as the average policy is, by the iteration), and the value then
-   stands in for the rest of the game in the credit of the round before: each round is
-   learnt as one stage game paid by the values of the round-states it leads to, as the
-   exact solver's value iteration does (:mod:`hiddenhand.solvers.stochastic`). Without it
-   a round's credit follows the later rounds' current policies, which regret matching's
-   iterates cycle through, and the average converged slowly (whole Spoof: 0.083 after 1.25
-   billion decisions, against 0.025 after 0.2 billion with it; ``docs/training.md``).
+   Bid Spoof's rounds, Goofspiel's turns), the estimate at each round's start moves that
+   round-state's learnt value (a running mean weighted, as the average policy is, by the
+   iteration), and the value then stands in for the rest of the game in the credit of the
+   round before: each round is learnt as one stage game paid by the values of the
+   round-states it leads to, as the exact solver's value iteration does
+   (:mod:`hiddenhand.solvers.stochastic`). Without it a round's credit follows the later
+   rounds' current policies, which regret matching's iterates cycle through, and the
+   average converged slowly (whole Spoof: 0.083 after 1.25 billion decisions, against
+   0.024 after 0.2 billion with it; ``docs/training.md``).
 3. Each of the explorer's credited decisions gives every action of its row an unbiased
    estimate of its value (the baseline, plus for the action taken the surprise divided by
    the probability of having drawn it) and so of its advantage over the row's policy. Every
@@ -279,10 +280,10 @@ def _credit(length, steps, table, rounds, weight, zero_sum, credit):  # pragma: 
     """Step 2 of the module docstring for the first ``length`` steps: ``credit`` gets, for
     every decision with a role whose game ended within them, the sampled return still to
     come after its action, in the decider's terms. Where a step credited now starts a round
-    (its round row >= 0, ``bootstrap``), the explorer's estimate of the return to come from there moves
-    that round-state's value to the explorer (a running mean weighted by ``weight``, the
-    iteration; in a two-player zero-sum game the other seat's too), which then stands in
-    for it. Returns the first step from which some game is still under way
+    (its round row >= 0, ``bootstrap``), the explorer's estimate of the return to come from
+    there moves that round-state's value to the explorer (a running mean weighted by
+    ``weight``, the iteration; in a two-player zero-sum game the other seat's too), which
+    then stands in for it. Returns the first step from which some game is still under way
     (what to keep for the next collection)."""
     rows, actions, taken, players, explorers, role, banked, ended, rewards, round_rows = steps
     regrets, predicted, legal, baseline = table
@@ -428,6 +429,7 @@ class SampledRegret:
         self.round_index = Dict.empty(key_type=types.int64, value_type=types.int64)
         self.round_values = np.zeros((0, self.rules.num_players))
         self.round_weights = np.zeros((0, self.rules.num_players))
+        self.round_size = 0
         self.iterations = 0
         self.size, self.capacity = 0, 0
         self.waiting = 0  # rows with estimates waiting for more (the first of self.touched)
@@ -505,12 +507,14 @@ class SampledRegret:
         return stop - start, games
 
     def _round_rows(self, keys: np.ndarray) -> np.ndarray:
-        """The round-value rows of a step's ``info["round_state"]``, the table grown for new keys."""
+        """The round-value rows of a step's ``info["round_state"]``, the table grown for new
+        keys (doubled, as the policy table is: 8-card Goofspiel meets a million round-states)."""
         known = len(self.round_values)
-        rows, size = _round_rows(keys, self.round_index, known)
-        if size > known:
+        rows, self.round_size = _round_rows(keys, self.round_index, self.round_size)
+        if self.round_size > known:
+            capacity = max(2 * known, self.round_size, 1024)
             for name in ("round_values", "round_weights"):
-                grown = np.zeros((size, self.rules.num_players))
+                grown = np.zeros((capacity, self.rules.num_players))
                 grown[:known] = getattr(self, name)
                 setattr(self, name, grown)
         return rows

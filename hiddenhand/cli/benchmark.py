@@ -39,10 +39,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--resume",
         action="store_true",
-        help="read back every training run that already finished in OUT (same rules, seed, length and learner "
-        "settings, not cut by Ctrl-C) instead of training it again, then measure and report everything as usual: a "
-        "benchmark cut short, or longer than one sitting, goes on where it stopped. Beyond the settings it trusts "
-        "that the same version of hiddenhand made those runs",
+        help="read back every training run that already finished in OUT (same rules, seed, length, learner "
+        "settings and code: run.json records a digest of hiddenhand's sources, so a run made by other code trains "
+        "again; not cut by Ctrl-C) instead of training it again, then measure and report everything as usual: a "
+        "benchmark cut short, or longer than one sitting, goes on where it stopped",
     )
     p.set_defaults(run=run)
 
