@@ -279,6 +279,28 @@ def _step_all(
         _encode(i, cfg, hands, prizes, prize, bids, player, full, obs, mask)
 
 
+@njit(cache=True)
+def _round_states(hands, prizes, prize, player):  # pragma: no cover - compiled
+    """``GoofspielState.round_state`` of every game whose player 0 is to bid (a round's
+    start), -1 elsewhere: each hand's cards, then the prizes to come, as bits, and the prize
+    index above them."""
+    n = prizes.shape[1]
+    keys = np.full(len(player), -1, dtype=np.int64)
+    for i in range(len(player)):
+        if player[i] != 0:
+            continue
+        key, bit = np.int64(0), 0
+        for p in range(hands.shape[1]):
+            for c in range(n):
+                key |= np.int64(hands[i, p, c] != 0) << bit
+                bit += 1
+        for c in range(n):
+            key |= np.int64(prizes[i, c] != 0) << bit
+            bit += 1
+        keys[i] = key | np.int64(prize[i]) << bit
+    return keys
+
+
 class GoofspielVectorEnv(RulesVectorEnv):
     """``num_envs`` Goofspiel games of ``goofspiel_v0``'s keyword arguments; see the module
     docstring and :mod:`hiddenhand.vector`."""
@@ -318,9 +340,7 @@ class GoofspielVectorEnv(RulesVectorEnv):
         bits = rules.num_cards * (rules.num_players + 1)
         if not rules.reveal_bids or rules.scoring == "win_loss" or bits + 4 > 62:
             return super()._round_state()
-        cards = np.concatenate([self._hands.reshape(self.num_envs, -1), self._prizes], axis=1).astype(np.int64)
-        key = cards @ (np.int64(1) << np.arange(bits, dtype=np.int64)) | self._prize << bits
-        return np.where(self._player == 0, key, -1)
+        return _round_states(self._hands, self._prizes, self._prize, self._player)
 
     def _banked(self) -> np.ndarray:
         """The points won so far as the return counts them (``scores_to_returns``), where the
