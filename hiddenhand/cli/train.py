@@ -144,8 +144,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--probe",
             action=argparse.BooleanOptionalAction,
-            help="explore at one decision a game instead of at every decision of the exploring seat (learns faster "
-            "in long games; default: off)",
+            help="explore at one decision a game instead of at every decision of the exploring seat (less noisy "
+            "credit in long games learnt with --no-bootstrap; default: off)",
         )
         p.add_argument(
             "--bootstrap",
