@@ -82,6 +82,13 @@ class GoofspielRules(Rules):
         self.layout = self.markov_layout if self.markov else self.information_layout
         self.actions = ActionCodec([("bid", range(1, self.num_cards + 1))])
         self.total_prize = self.num_cards * (self.num_cards + 1) // 2
+        # Where the rest of a game depends on the position alone (bids shown, points added up),
+        # the bits of a round-state key below the prize: every hand, then the prizes to come
+        # (``GoofspielState.round_state``); 0 where no round-state is marked (hidden bids,
+        # win/loss, or a key that would pass 62 bits: 4 players with 13 cards).
+        bits = self.num_cards * (self._num_players + 1)
+        marked = self.reveal_bids and self.scoring != "win_loss" and bits + 4 <= 62
+        self.round_state_bits = bits if marked else 0
 
     @property
     def num_players(self) -> int:
@@ -204,12 +211,11 @@ class GoofspielState(State):
         of player ``p`` is bit ``p * num_cards + c - 1``), and above them the prize on the
         table minus one. -1 elsewhere, and where the key would pass 62 bits (4 players
         with 13 cards)."""
-        rules = self.rules
-        n, bits = rules.num_cards, rules.num_cards * (rules.num_players + 1)
-        hidden = not rules.reveal_bids or rules.scoring == "win_loss" or bits + 4 > 62
-        if hidden or self.current_player() != 0 or self.bids:
+        bits = self.rules.round_state_bits
+        if not bits or self.current_player() != 0 or self.bids:
             return -1
-        cards = [*self.hands.ravel().tolist(), *(int(c in self.prizes_left) for c in range(1, n + 1))]
+        prizes = (int(c in self.prizes_left) for c in range(1, self.rules.num_cards + 1))
+        cards = [*self.hands.ravel().tolist(), *prizes]
         return sum(b << k for k, b in enumerate(cards)) | (self.prize - 1) << bits
 
     def banked(self) -> list[float]:

@@ -336,9 +336,7 @@ class GoofspielVectorEnv(RulesVectorEnv):
 
     def _round_state(self) -> np.ndarray:
         """``GoofspielState.round_state`` of every game."""
-        rules = self.rules
-        bits = rules.num_cards * (rules.num_players + 1)
-        if not rules.reveal_bids or rules.scoring == "win_loss" or bits + 4 > 62:
+        if not self.rules.round_state_bits:
             return super()._round_state()
         return _round_states(self._hands, self._prizes, self._prize, self._player)
 
