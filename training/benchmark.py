@@ -127,7 +127,7 @@ BUDGETS = {
         small=True,
         learner_steps=300_000,
         learners=("regret", "mmd", "ppo-selfplay"),
-        learner_share={"regret": 500},
+        learner_share={"regret": 300},
         name="small",
     ),
     "full": Budget(
