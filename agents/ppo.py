@@ -123,6 +123,17 @@ def keeping_global_rngs():
         torch.set_rng_state(states[2])
 
 
+def without_log_folder(model):
+    """``model`` (a stable-baselines3 algorithm) with a logger that writes nothing, returned.
+    Left to its default, every ``learn()`` call makes an empty ``SB3-<date>`` folder in the
+    temp directory even with nothing to log, which piles up over a benchmark or a test run;
+    our trainers keep their own curves and records (:mod:`hiddenhand.training.run`)."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
+
+
 def is_ppo_dir(path: str | os.PathLike) -> bool:
     path = Path(path)
     return (path / MODEL_FILE).is_file() and (path / META_FILE).is_file()

@@ -121,7 +121,12 @@ def test_saved_agents_act_identically(ppo_run):
     assert [int(r["steps"]) for r in rows] == [4096, 8192] and (out / "curve.png").exists()
 
 
-def test_ppo_on_other_games_and_the_command(tmp_path, capsys):
+def test_ppo_on_other_games_and_the_command(tmp_path, capsys, monkeypatch):
+    import tempfile
+
+    scratch = tmp_path / "temp dir"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where stable-baselines3's default logger writes
     curve = train_ppo(
         "spoof",
         dict(matches=2, objective="round"),
@@ -132,6 +137,7 @@ def test_ppo_on_other_games_and_the_command(tmp_path, capsys):
         progress=False,
     )
     assert curve[-1].exploitability is not None and 0 <= curve[-1].exploitability <= 0.5
+    assert not list(scratch.glob("SB3-*"))  # no empty log folder of stable-baselines3 left behind
     curve = train_ppo(
         "bid_spoof",
         dict(num_players=3, coins=1, objective="round"),

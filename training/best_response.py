@@ -42,7 +42,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hiddenhand.agents.base import Agent, Observation
-from hiddenhand.agents.ppo import PPOAgent, keeping_global_rngs
+from hiddenhand.agents.ppo import PPOAgent, keeping_global_rngs, without_log_folder
 from hiddenhand.core import Rules
 from hiddenhand.exploitability import Exploitability
 from hiddenhand.gymnasium_env import SingleAgentEnv
@@ -166,7 +166,7 @@ def train_responder(rules: Rules, agent: Agent, seat: int, steps: int, seed: int
         verbose=0,
         **RESPONDER_PPO,
     )
-    model.learn(total_timesteps=steps)
+    without_log_folder(model).learn(total_timesteps=steps)
     return PPOAgent(model, rules.name, rules.params)
 
 

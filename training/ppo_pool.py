@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from hiddenhand.agents.base import Agent
-from hiddenhand.agents.ppo import PPOAgent
+from hiddenhand.agents.ppo import PPOAgent, without_log_folder
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import get
 from hiddenhand.training.evaluation import can_play, play_games
@@ -101,6 +101,7 @@ def train_ppo(
     model = MaskablePPO(
         "MlpPolicy", env, n_steps=n_steps, batch_size=min(n_steps, 256), seed=seed, device="cpu", verbose=0
     )
+    without_log_folder(model)
     total = -(-timesteps // n_steps) * n_steps  # what learn() runs: whole rollouts
     run = Run("PPO against a pool", rules, out_dir, total=total, progress=progress)
 
