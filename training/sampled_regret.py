@@ -177,19 +177,26 @@ def _hash(obs):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _row_of(index, key, size):  # pragma: no cover - compiled
+    """``key``'s row in ``index``, made the next row (``size``) if the key is new. Returns
+    the row and the new number of rows."""
+    if key in index:
+        return index[key], size
+    index[key] = size
+    return size, size + 1
+
+
+@njit(cache=True)
 def _rows(keys, masks, obs, index, legal, shown, size):  # pragma: no cover - compiled
     """Each key's row, creating rows (legal actions and observation recorded) for new keys.
     Returns the rows and the new number of rows."""
     rows = np.empty(len(keys), dtype=np.int64)
     for i in range(len(keys)):
-        r = index.get(keys[i], -1)
-        if r < 0:
-            r = size
-            index[keys[i]] = r
+        r, grown = _row_of(index, keys[i], size)
+        if grown > size:
             legal[r] = masks[i] != 0
             shown[r] = obs[i]
-            size += 1
-        rows[i] = r
+        rows[i], size = r, grown
     return rows, size
 
 
@@ -200,12 +207,7 @@ def _round_rows(keys, index, size):  # pragma: no cover - compiled
     rows = np.full(len(keys), -1, dtype=np.int64)
     for i in range(len(keys)):
         if keys[i] >= 0:
-            r = index.get(keys[i], -1)
-            if r < 0:
-                r = size
-                index[keys[i]] = r
-                size += 1
-            rows[i] = r
+            rows[i], size = _row_of(index, keys[i], size)
     return rows, size
 
 
