@@ -15,12 +15,16 @@ state (Goofspiel, Spoof) the plain PettingZoo observation works too.
 A table learnt on the observation itself (``keyed_by="observation"``: the sampled-regret
 learner of :mod:`hiddenhand.training.sampled_regret`, on the Markov observation) is looked
 up by the observation, and plays uniformly over the legal actions where its table has no row
-(``unseen="uniform"``: a position its training never reached).
+(``unseen="uniform"``: a position its training never reached). Keyed by the canonical
+observation (``keyed_by="canonical_observation"``: ``Rules.canonical``, Goofspiel's
+interleaving patterns), an observation is reduced before the lookup and the row's actions
+renamed back, so that one row serves every position the reduction merges.
 """
 
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +43,7 @@ class PolicyAgent(Agent):
     name and keyword arguments), so a saved policy can be checked against its use.
     """
 
-    KEYS = ("information_state", "observation")
+    KEYS = ("information_state", "observation", "canonical_observation")
     UNSEEN = ("error", "uniform")
 
     def __init__(
@@ -59,7 +63,7 @@ class PolicyAgent(Agent):
         self.unseen = check_choice("unseen", unseen, self.UNSEEN)
         # A table of Markov observations reads neither the score nor the past: it declares
         # itself Markov, so its exploitability is measured over positions.
-        markov = keyed_by == "observation" and self.params.get("observation") == "markov"
+        markov = keyed_by != "information_state" and self.params.get("observation") == "markov"
         self.uses_score = self.uses_history = not markov
 
     @classmethod
@@ -81,13 +85,19 @@ class PolicyAgent(Agent):
             table[_key(np.asarray(state.information_state_tensor(), dtype=np.float32))] = probs
         return cls(name, params, table, seed=seed)
 
-    def _observation_is_information_state(self) -> bool:
+    @cached_property
+    def rules(self):
+        """The rules of the game the table was built for."""
         from hiddenhand.registry import get
 
-        game = get(self.game)
-        return game.rules_class.from_openspiel(self.params).observation_is_information_state
+        return get(self.game).rules_class.from_openspiel(self.params)
+
+    def _observation_is_information_state(self) -> bool:
+        return self.rules.observation_is_information_state
 
     def policy(self, observation: Observation) -> np.ndarray:
+        if self.keyed_by == "canonical_observation":
+            return self.policy_batch({name: np.asarray(value)[None] for name, value in observation.items()})[0]
         if self.keyed_by == "observation":
             return self._row(_key(observation["observation"]), observation.get("action_mask"))
         try:
@@ -120,6 +130,8 @@ class PolicyAgent(Agent):
 
     def policy_batch(self, observations: Observation) -> np.ndarray:
         """Table lookups, one per row, without building a dict per row."""
+        if self.keyed_by == "canonical_observation":
+            return self._canonical_batch(np.asarray(observations["observation"]), observations.get("action_mask"))
         if self.keyed_by == "observation":
             masks = observations.get("action_mask")
             rows = np.asarray(observations["observation"])
@@ -131,6 +143,21 @@ class PolicyAgent(Agent):
             if not self._observation_is_information_state():
                 return super().policy_batch(observations)  # policy() explains what to pass instead
         return np.stack([self._row(_key(key)) for key in np.asarray(keys)])
+
+    def _canonical_batch(self, observations: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
+        """Each observation's row looked up by its canonical observation, its actions renamed back."""
+        if masks is None:
+            raise ValueError("a table keyed by the canonical observation needs the action_mask")
+        masks = np.asarray(masks)
+        reduced = self.rules.canonical(observations, masks)
+        if reduced is None:
+            raise ValueError(f"{self.game} with {self.params} declares no canonical observation (Rules.canonical)")
+        canonical, canonical_masks, order = reduced
+        rows = np.stack([self._row(_key(k), m) for k, m in zip(canonical, canonical_masks)])
+        width = masks.shape[1]
+        out = np.zeros((len(rows), width + 1))  # the last column takes the canonical actions that stand for none
+        np.put_along_axis(out, np.where(order >= 0, order, width), rows, axis=1)
+        return out[:, :width]
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the table to ``path`` (a directory gets ``policy.npz`` inside), atomically and
@@ -160,7 +187,9 @@ class PolicyAgent(Agent):
         return cls(meta["game"], meta["params"], table, seed=seed, **options)
 
     def __repr__(self) -> str:
-        keys = "information states" if self.keyed_by == "information_state" else "observations"
+        keys = {"information_state": "information states", "observation": "observations"}.get(
+            self.keyed_by, "canonical observations"
+        )
         return f"PolicyAgent({self.game}, {self.params}, {len(self.table)} {keys})"
 
 

@@ -121,6 +121,13 @@ class GoofspielRules(Rules):
         that ``Translated(agent, rules.markov_observations)`` seats a Markov agent here)."""
         return goofspiel_observation.markov_observations(self, observations)
 
+    def canonical(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """The Markov observation's interleaving patterns (see :meth:`Rules.canonical`); the
+        full observation shows the history, whose cards cannot be renamed, and declares none."""
+        if not self.markov:
+            return None
+        return goofspiel_observation.canonical_markov(observations, masks, self.num_cards)
+
     def prompt(self, state: State, player: int) -> str:
         return "Make a bid! Enter a card from your hand (A = 1, J = 11, Q = 12, K = 13):"
 

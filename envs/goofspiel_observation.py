@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from numba import njit
 
 from hiddenhand.layout import Layout
 
@@ -280,6 +281,53 @@ def position_keys(vectors: np.ndarray, num_cards: int, score: bool = True) -> np
         total = n * (n + 1) // 2
         columns += [np.rint(views["points"] * total), rounds["winner"].sum(axis=(1, 2))[:, None]]
     return np.concatenate(columns, axis=1).astype(np.int64)
+
+
+def canonical_markov(observations: np.ndarray, masks: np.ndarray, num_cards: int):
+    """Markov observations (rows of ``observations``, with their action masks) as their
+    interleaving pattern shows them (:mod:`hiddenhand.solvers.goofspiel.patterns`): who wins
+    a bid depends only on the order of the bids, so the cards that no hand holds any longer
+    are dropped and the others renumbered from the lowest, every hand alike, while the prizes
+    keep their values. Two positions with the same canonical observation are the same game
+    (the exact solvers index positions by the same reduction), and a learner keyed by it
+    learns each once: 8-card Goofspiel has 2,956,136 Markov observations of a decision
+    and 406,456 canonical ones. Returns the canonical observations, their masks and ``order``: canonical
+    action ``j`` of row ``i`` is card index ``order[i, j]`` (-1 past the cards held).
+    ``Rules.canonical`` of Goofspiel's Markov observation."""
+    layout = MarkovLayout.for_vector(observations.shape[1], num_cards)
+    if layout is None:
+        raise ValueError(f"a vector of length {observations.shape[1]} is not a {num_cards}-card Markov observation")
+    return _canonical_markov(
+        np.ascontiguousarray(observations, dtype=np.float32),
+        np.asarray(masks),
+        num_cards,
+        layout.offset("hand"),
+        layout.offset("prizes_to_come"),
+    )
+
+
+@njit(cache=True)
+def _canonical_markov(observations, masks, n, hand, to_come):  # pragma: no cover - compiled
+    """:func:`canonical_markov`'s loop: the hands lie from offset ``hand`` to ``to_come``
+    (the ``prizes_to_come`` piece), one block of ``n`` per seat."""
+    seats = (to_come - hand) // n
+    canonical = observations.copy()
+    canonical[:, hand:to_come] = 0.0
+    canonical_masks = np.zeros_like(masks)
+    order = np.full((observations.shape[0], n), -1, dtype=np.int64)
+    for i in range(observations.shape[0]):
+        j = 0
+        for c in range(n):
+            held = False
+            for s in range(seats):
+                held = held or observations[i, hand + s * n + c] > 0.5
+            if held:
+                for s in range(seats):
+                    canonical[i, hand + s * n + j] = observations[i, hand + s * n + c]
+                canonical_masks[i, j] = masks[i, c]
+                order[i, j] = c
+                j += 1
+    return canonical, canonical_masks, order
 
 
 def _cards(one_hot: np.ndarray) -> tuple[int, ...]:

@@ -151,6 +151,20 @@ class Rules(abc.ABC):
     @abc.abstractmethod
     def new_initial_state(self) -> State: ...
 
+    def canonical(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """Observations that are the same decision up to renaming the actions, as one: for
+        rows of ``observations`` (each the ``observation`` of a decision) and their action
+        masks, ``(canonical, canonical_masks, order)``, where canonical action ``j`` of row
+        ``i`` is action ``order[i, j]`` (-1 where it stands for none). Two observations with
+        the same canonical one must be the same game from there on with the actions renamed
+        by ``order``, so that a table keyed by it (sampled regret matching,
+        ``PolicyAgent(keyed_by="canonical_observation")``) learns each once; and at a
+        round's start (``State.round_state``) the mover's canonical observation must tell
+        the round-state's value (up to the same renaming). ``None`` (the default) where a
+        game declares no such reduction; Goofspiel's Markov observation declares its
+        interleaving patterns (:func:`hiddenhand.envs.goofspiel_observation.canonical_markov`)."""
+        return None
+
     def parse_action(self, text: str, state: State, player: int) -> int:
         """The action a person typed, for the terminal face.
 

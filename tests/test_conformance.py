@@ -397,6 +397,31 @@ def test_calls_out_of_order_are_clear_errors(game, kwargs):
         raw.step(illegal_action(raw.observe(raw.agent_selection)))
 
 
+@pytest.mark.parametrize("game, name, kwargs", CASES)
+def test_a_declared_canonical_observation_renames_legal_actions_onto_legal_actions(game, name, kwargs):
+    """``Rules.canonical``, where a configuration declares one (Goofspiel's Markov
+    observation): under random play every decision's canonical actions that are legal stand
+    for the legal actions one to one, and a canonical observation is its own canonical one.
+    A configuration that declares none answers ``None``, which is the base class's answer."""
+    rules = rules_of(game, kwargs)
+    shown = [s.observation(s.current_player()) for s in random_games(rules, 30, 0, 200) if s.current_player() >= 0]
+    observations = np.stack([o["observation"] for o in shown])
+    masks = np.stack([o["action_mask"] for o in shown])
+    reduced = rules.canonical(observations, masks)
+    if reduced is None:
+        return
+    canonical, canonical_masks, order = reduced
+    assert canonical.shape == observations.shape and canonical_masks.shape == order.shape == masks.shape
+    for mask, canonical_mask, row in zip(masks, canonical_masks, order):
+        assert sorted(row[canonical_mask != 0]) == list(np.flatnonzero(mask))
+        assert len(set(row[row >= 0])) == (row >= 0).sum()
+    again = rules.canonical(canonical, canonical_masks)
+    np.testing.assert_array_equal(again[0], canonical)
+    np.testing.assert_array_equal(again[1], canonical_masks)
+    named = again[2] >= 0  # renaming a canonical observation renames nothing
+    np.testing.assert_array_equal(again[2][named], np.nonzero(named)[1])
+
+
 # --------------------------------------------------------------------------- configurations
 
 

@@ -1,6 +1,8 @@
 """The Markov observation, batched policies, and exact exploitability over positions, held to
 the dynamic programme over histories and to OpenSpiel's exact best response."""
 
+from math import comb
+
 import numpy as np
 import pyspiel
 import pytest
@@ -15,6 +17,7 @@ from hiddenhand.openspiel import HiddenhandGame, cached_tree, tabular_policy
 from hiddenhand.openspiel import exploitability as openspiel_exploitability
 from hiddenhand.solvers.goofspiel import positions
 from hiddenhand.solvers.goofspiel.histories import best_response_value
+from hiddenhand.solvers.goofspiel.patterns import level_patterns, pattern_of
 
 GOOFSPIEL = hiddenhand.games()["goofspiel"]
 
@@ -124,6 +127,90 @@ class _Loop(Agent):
         mask = observation["action_mask"].astype(float)
         weights = mask * (1.0 + np.arange(len(mask)))
         return weights / weights.sum()
+
+
+# ------------------------------------------------------------------ the canonical observation
+def _positions(n: int, k: int):
+    """Every position with ``k`` cards in each hand of an ``n``-card game, as bitmasks:
+    the hand, the other hand, the prizes to come and (an index) the prize on the table."""
+    sets = [m for m in range(1 << n) if m.bit_count() == k]
+    rows = [(a, b, p ^ (1 << u), u) for a in sets for b in sets for p in sets for u in range(n) if p >> u & 1]
+    return tuple(np.array(column) for column in zip(*rows))
+
+
+def test_the_canonical_observation_drops_the_cards_nobody_holds():
+    """Six cards, hand 2, 4, 6 against 1, 4, 5, the 6 on the table and 1 and 3 to come: the
+    cards held are 1, 2, 4, 5, 6, renumbered 1 to 5 (so the hand is 2, 3, 5 and the other
+    1, 3, 4); the prizes keep their values; canonical card j is the real card order[j]."""
+    rules = markov(6)
+    shown = position_observations(
+        rules, np.array([0b101010]), np.array([0b011001]), np.array([0b101]), np.array([5]), 0
+    )
+    canonical, masks, order = rules.canonical(shown["observation"], shown["action_mask"])
+    views = rules.markov_layout.views(canonical)
+    np.testing.assert_array_equal(views["hand"][0], [0, 1, 1, 0, 1, 0])
+    np.testing.assert_array_equal(views["others"][0, 0], [1, 0, 1, 1, 0, 0])
+    np.testing.assert_array_equal(views["prize"][0], [0, 0, 0, 0, 0, 1])
+    np.testing.assert_array_equal(views["prizes_to_come"][0], [1, 0, 1, 0, 0, 0])
+    np.testing.assert_array_equal(order[0], [0, 1, 3, 4, 5, -1])
+    np.testing.assert_array_equal(masks[0], [0, 1, 1, 0, 1, 0])
+    assert GoofspielRules(num_cards=6).canonical(shown["observation"], shown["action_mask"]) is None
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_observations_share_a_canonical_one_exactly_where_the_solver_sees_one_pattern(n):
+    """Every position of every level: two Markov observations have the same canonical one
+    exactly when their hands have the same interleaving pattern (``pattern_of``, the exact
+    solvers' reduction, worked out on the card sets) and the prizes are the same, so there
+    are as many as the solvers' patterns times the prize sets times the upcards; and the
+    renaming keeps the cards' order."""
+    rules = markov(n)
+    for k in range(2, n + 1):
+        hand, other, prizes, upcard = _positions(n, k)
+        shown = position_observations(rules, hand, other, prizes, upcard, 0)
+        canonical, _, order = rules.canonical(shown["observation"], shown["action_mask"])
+        ours = np.unique(canonical, axis=0, return_inverse=True)[1].ravel()
+
+        def cards(mask):
+            return [c + 1 for c in range(n) if mask >> c & 1]
+
+        solver = [(pattern_of(cards(a), cards(b)), p, u) for a, b, p, u in zip(hand, other, prizes, upcard)]
+        theirs = np.unique([str(key) for key in solver], return_inverse=True)[1].ravel()
+        assert len(set(zip(ours, theirs))) == len(set(ours)) == len(set(theirs))
+        assert len(set(ours)) == len(level_patterns(k, n)) * comb(n, k) * k
+        for row in order:
+            named = row[row >= 0]
+            assert np.all(np.diff(named) > 0)
+
+
+def test_a_table_keyed_by_the_canonical_observation_serves_every_position_it_merges(tmp_path):
+    """One row for the canonical position of hand 1, 3 against 3, 4 (5 cards): the position
+    with the hands 2, 4 against 4, 5 (the same pattern) plays the same row with the cards
+    renamed, alone or in a batch, saved and loaded; a position without a row plays
+    uniformly; a table without masks, or of a configuration that declares no canonical
+    observation, is refused."""
+    rules = markov(5)
+    shown = position_observations(
+        rules, np.array([0b00101, 0b01010, 0b00011]), np.array([0b01100, 0b11000, 0b00011]),
+        np.array([0b10000, 0b10000, 0b10000]), np.array([2, 2, 2]), 0,
+    )  # fmt: skip
+    canonical, _, _ = rules.canonical(shown["observation"], shown["action_mask"])
+    row = np.array([0.25, 0.75, 0.0, 0.0, 0.0])  # the canonical hand: 1 and 2 of 1 (A), 2 (both), 3 (B)
+    agent = PolicyAgent(
+        "goofspiel", rules.params, {canonical[0].tobytes(): row}, keyed_by="canonical_observation", unseen="uniform"
+    )
+    expected = [[0.25, 0, 0.75, 0, 0], [0, 0.25, 0, 0.75, 0], [0.5, 0.5, 0, 0, 0]]
+    np.testing.assert_allclose(agent.policy_batch(shown), expected)
+    for i in range(3):
+        np.testing.assert_allclose(agent.policy({key: value[i] for key, value in shown.items()}), expected[i])
+    loaded = PolicyAgent.load(agent.save(tmp_path))
+    assert loaded.keyed_by == "canonical_observation"
+    np.testing.assert_allclose(loaded.policy_batch(shown), expected)
+    with pytest.raises(ValueError, match="action_mask"):
+        agent.policy_batch({"observation": shown["observation"]})
+    full = PolicyAgent("goofspiel", {"num_cards": 5}, {}, keyed_by="canonical_observation", unseen="uniform")
+    with pytest.raises(ValueError, match="declares no canonical observation"):
+        full.policy_batch(position_observations(GoofspielRules(num_cards=5), *(np.array([v]) for v in (3, 3, 8, 2)), 0))
 
 
 @pytest.mark.parametrize("rules", [markov(5), GoofspielRules(num_cards=4)], ids=["markov", "full"])

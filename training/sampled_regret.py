@@ -121,6 +121,11 @@ class RegretSettings:
     probe: bool = False
     """Explore at one decision a game instead (step 1 of the module docstring);
     ``exploration`` is then unused."""
+    canonical: bool = True
+    """Key the table by the game's canonical observation where it declares one
+    (``Rules.canonical``: Goofspiel's Markov observation, by its interleaving pattern), so
+    that positions that are the same game with the cards renamed share one row (and, with
+    ``bootstrap``, one round value); the saved agent then looks its rows up the same way."""
     bootstrap: bool = False
     """Credit a round's decisions with the learnt value of the round-state the round leads
     to rather than with the rest of the game as sampled (step 2 of the module docstring);
@@ -137,6 +142,7 @@ class RegretSettings:
         check_bool("plus", self.plus)
         check_bool("probe", self.probe)
         check_bool("bootstrap", self.bootstrap)
+        check_bool("canonical", self.canonical)
         for name, fits, allowed in (
             ("foresight", lambda x: 0.0 <= x <= 10.0, "0 to 10"),
             ("baseline_rate", lambda x: 0.0 < x <= 1.0, "more than 0, at most 1"),
@@ -405,6 +411,8 @@ class SampledRegret:
         self.zero_sum = self.rules.num_players == 2 and self.rules.utility_sum == 0
         self.rng = np.random.default_rng(seed)
         self.obs, self.info = self.envs.reset(seed=int(self.rng.integers(2**63)))
+        first = {name: self.obs[name][:1] for name in ("observation", "action_mask")}
+        self.reduced = settings.canonical and self.rules.canonical(*first.values()) is not None
         longest = max(1, self.rules.max_game_length)
         self.window = settings.window or min(4 * longest, 64)
         shape = (longest + self.window, settings.games)
@@ -477,18 +485,20 @@ class SampledRegret:
             obs, info = self.obs, self.info
             if self.size + n > self.capacity:
                 self._grow(2 * self.capacity)
-            keys = _hash(obs["observation"])
-            rows[t], self.size = _rows(
-                keys, obs["action_mask"], obs["observation"], self.index, self.legal, self.shown, self.size
-            )
+            view, mask, order = obs["observation"], obs["action_mask"], None
+            if self.reduced:
+                view, mask, order = self.rules.canonical(view, mask)
+            keys = _hash(view)
+            rows[t], self.size = _rows(keys, mask, view, self.index, self.legal, self.shown, self.size)
             players[t], banked[t], explorers[t] = info["player"], info["banked"], self.probes[0]
             if s.bootstrap:
-                round_rows[t] = self._round_rows(info["round_state"])
+                round_rows[t] = self._round_rows(self._round_keys(info["round_state"], keys))
             _act(
                 rows[t], players[t], self.probes, s.probe, s.exploration, self.regrets, self.predicted,
                 self.legal, self.rng.random(n), actions[t], taken[t], role[t],
             )  # fmt: skip
-            self.obs, rewards[t], terminated, truncated, self.info = self.envs.step(actions[t])
+            played = actions[t] if order is None else order[np.arange(n), actions[t]]
+            self.obs, rewards[t], terminated, truncated, self.info = self.envs.step(played)
             ended[t] = terminated | truncated
             self._restart(ended[t])
             games += int(ended[t].sum())
@@ -521,10 +531,25 @@ class SampledRegret:
                 setattr(self, name, grown)
         return rows
 
-    def round_value(self, key: int) -> np.ndarray:
-        """The learnt value (return to come, to each seat) of the round-state ``key``
-        (``State.round_state``; ``bootstrap``), NaN for a seat that never learnt it."""
-        r = self.round_index.get(key, -1)
+    def _round_keys(self, starts: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The round-value keys of a step's round-states (``starts``, -1 where a step starts
+        no round) given its table keys: the round-state itself, or with the canonical
+        observation the mover's canonical one (``Rules.canonical``), so that rounds the
+        reduction merges share their value. Both are at least 0."""
+        if not self.reduced:
+            return starts
+        return np.where(starts >= 0, (keys >> np.uint64(1)).astype(np.int64), -1)
+
+    def round_value(self, state: State) -> np.ndarray:
+        """The learnt value (return to come, to each seat) of the round-state ``state`` is
+        at (``State.round_state``; ``bootstrap``), NaN for a seat that never learnt it and
+        where ``state`` starts no round."""
+        key = np.array([state.round_state()])
+        if self.reduced:
+            shown = state.observation(state.current_player())
+            view = self.rules.canonical(shown["observation"][None], shown["action_mask"][None])[0]
+            key = self._round_keys(key, _hash(view))
+        r = self.round_index.get(int(key[0]), -1) if key[0] >= 0 else -1
         if r < 0:
             return np.full(self.rules.num_players, np.nan)
         return np.where(self.round_weights[r] > 0, self.round_values[r], np.nan)
@@ -551,7 +576,8 @@ class SampledRegret:
         where the table has no row."""
         policy = self.current_policy() if current else self.average_policy()
         table = {self.shown[r].tobytes(): policy[r] for r in range(self.size)}
-        return PolicyAgent(self.game, self.rules.params, table, seed=seed, keyed_by="observation", unseen="uniform")
+        keyed_by = "canonical_observation" if self.reduced else "observation"
+        return PolicyAgent(self.game, self.rules.params, table, seed=seed, keyed_by=keyed_by, unseen="uniform")
 
 
 def train_regret(

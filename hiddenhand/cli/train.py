@@ -154,6 +154,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             "the rest of the game as sampled (Goofspiel's turns, Spoof's and Bid Spoof's rounds; default: on)",
         )
         p.add_argument(
+            "--canonical",
+            action=argparse.BooleanOptionalAction,
+            help="key the table by the canonical observation where the game declares one (Goofspiel's Markov "
+            "observation, by the interleaving pattern of the hands: 8 cards have 7 times fewer), so that positions "
+            "that are the same game share a row (default: on)",
+        )
+        p.add_argument(
             "--seconds",
             type=count(1),
             help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
@@ -275,7 +282,7 @@ def run_regret(args: argparse.Namespace) -> int:
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
     settings = regret_settings_for(args.game)
-    chosen = {"games": args.games, "probe": args.probe, "bootstrap": args.bootstrap}
+    chosen = {"games": args.games, "probe": args.probe, "bootstrap": args.bootstrap, "canonical": args.canonical}
     settings = replace(settings, **{name: value for name, value in chosen.items() if value is not None})
     curve = train_regret(
         args.game,
