@@ -1,7 +1,7 @@
 """Sampled regret matching: a table of regrets over the observations that self-play meets,
 learnt from games played many at a time in the batched env (:mod:`hiddenhand.vector`).
 
-(About 490 lines: the compiled kernels are the algorithm's steps and are read beside the
+(About 630 lines: the compiled kernels are the algorithm's steps and are read beside the
 learner that calls them.)
 
 Why a table, and why regrets. The tabular control of :mod:`.markov_table` showed that on
@@ -74,7 +74,12 @@ those moves' samples through instead is unbiased but much noisier: ``docs/traini
 The learner works on any game with a batched env; its table is keyed by the observation,
 so on Goofspiel the Markov observation (``observation="markov"``) keeps it small and makes
 the exact measure apply (the observation is then the position, the same for every history
-that reaches it, and one table serves both seats).
+that reaches it, and one table serves both seats). Where the game declares a canonical
+observation (``Rules.canonical``: Goofspiel's Markov one, by the hands' interleaving
+pattern) the table is keyed by that instead (``canonical``): the rows are learnt one by
+one, so positions that are the same game with the cards renamed learn as one row from all
+their visits (8-card Goofspiel: 406,456 rows instead of 2,956,136, and 6 cards' exact
+exploitability after the same 150 million decisions halved; docs/training.md).
 """
 
 from __future__ import annotations
