@@ -79,7 +79,7 @@ observation (``Rules.canonical``: Goofspiel's Markov one, by the hands' interlea
 pattern) the table is keyed by that instead (``canonical``): the rows are learnt one by
 one, so positions that are the same game with the cards renamed learn as one row from all
 their visits (8-card Goofspiel: 406,456 rows instead of 2,956,136, and 6 cards' exact
-exploitability after the same 150 million decisions halved; docs/training.md).
+exploitability after the same 160 million decisions halved; docs/training.md).
 """
 
 from __future__ import annotations
