@@ -416,8 +416,10 @@ class SampledRegret:
         self.zero_sum = self.rules.num_players == 2 and self.rules.utility_sum == 0
         self.rng = np.random.default_rng(seed)
         self.obs, self.info = self.envs.reset(seed=int(self.rng.integers(2**63)))
-        first = {name: self.obs[name][:1] for name in ("observation", "action_mask")}
-        self.reduced = settings.canonical and self.rules.canonical(*first.values()) is not None
+        # Keyed by the canonical observation where asked and the configuration declares one.
+        self.reduced = settings.canonical and (
+            self.rules.canonical(self.obs["observation"][:1], self.obs["action_mask"][:1]) is not None
+        )
         longest = max(1, self.rules.max_game_length)
         self.window = settings.window or min(4 * longest, 64)
         shape = (longest + self.window, settings.games)
