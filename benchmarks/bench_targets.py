@@ -1,21 +1,23 @@
-"""The self-play targets of the learner study: sampled regret matching
-(:mod:`hiddenhand.training.sampled_regret`) on each configuration the study measures, several
-seeds, each run for a fixed budget of training seconds, against the exact exploitability.
+"""The self-play targets of the learner study: a learner from sampled play (sampled regret
+matching, :mod:`hiddenhand.training.sampled_regret`, by default; self-play MMD or tuned PPO,
+:mod:`hiddenhand.training.policy_gradient`, with ``--learner``) on each configuration the study
+measures, several seeds, each run for a fixed budget of training seconds, against the exact
+exploitability.
 
 Targets (exploitability, NashConv / 2, the median of the seeds' last measures), on the Markov
 observation: Goofspiel with 4 cards at most 0.025 (1% of uniform play's 2.5), 6 cards at most
 0.29 (5%), 8 cards at most 1.05 (10%); whole 3-match Spoof at most 0.050 and whole two-player
 3-coin Bid Spoof at most 0.097 (10% of random play's). Uniform play's figure is the first
-point of every curve (the learner starts uniform).
+point of every curve (the learners start uniform; a network, nearly).
 
 Writes, into ``--out``: one run directory per configuration and seed (``curve.csv``,
-``curve.png``, ``run.json``, ``policy.npz``), one PNG per configuration (every seed's curve
+``curve.png``, ``run.json``, the agent), one PNG per configuration (every seed's curve
 against decisions and against seconds, with the target and uniform play as lines) and
 ``targets.json``; prints the table.
 
-Run: ``python benchmarks/bench_targets.py [--seconds 420] [--seeds 3] [--workers 2]
-[--only goofspiel-6 ...] [--out targets]``. Runs go ``--workers`` at a time, one process
-each (numba on one thread each): on two cores the whole table takes about
+Run: ``python benchmarks/bench_targets.py [--learner regret|mmd|ppo] [--seconds 420] [--seeds 3]
+[--workers 2] [--only goofspiel-6 ...] [--out targets]``. Runs go ``--workers`` at a time, one
+process each (numba and torch on one thread each): on two cores the whole table takes about
 ``5 * seeds * seconds / 2`` plus the measures.
 """
 
@@ -33,7 +35,13 @@ from pathlib import Path  # noqa: E402
 
 from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training import plots  # noqa: E402
+from hiddenhand.training.policy_gradient import train_selfplay  # noqa: E402
 from hiddenhand.training.sampled_regret import train_regret  # noqa: E402
+
+LEARNERS = {"regret": "sampled regret matching", "mmd": "self-play MMD", "ppo": "self-play tuned PPO"}
+NETWORK_SLOWER = 50
+"""A network learner makes about this many times fewer decisions a second than sampled regret
+matching, so it is measured this many times more often (per decision) for a curve as dense."""
 
 CONFIGS = {
     "goofspiel-4": ("goofspiel", {"num_cards": 4, "observation": "markov"}, 0.025, 10_000_000),
@@ -42,22 +50,30 @@ CONFIGS = {
     "spoof": ("spoof", {"matches": 3, "observation": "markov"}, 0.050, 10_000_000),
     "bid_spoof": ("bid_spoof", {"num_players": 2, "coins": 3, "observation": "markov"}, 0.097, 10_000_000),
 }
-"""Name: (game, parameters, target, decisions between measures). Each runs the game's own
-settings (:func:`~hiddenhand.training.sampled_regret.regret_settings_for`: Spoof and Bid
-Spoof bootstrapped from their round values, with smaller collections)."""
+"""Name: (game, parameters, target, decisions between measures of sampled regret matching).
+Each runs the learner's settings for the game
+(:func:`~hiddenhand.training.sampled_regret.regret_settings_for`: Spoof and Bid Spoof
+bootstrapped from their round values, with smaller collections;
+:func:`~hiddenhand.training.policy_gradient.settings_for`)."""
 
 
-def one_run(name: str, seed: int, seconds: float, out: str) -> dict:
+def one_run(learner: str, name: str, seed: int, seconds: float, out: str) -> dict:
     game, params, _, every = CONFIGS[name]
-    where = Path(out) / name / f"seed{seed}"
-    curve = train_regret(game, params, 10**12, where, seed=seed, eval_every=every, progress=False, seconds=seconds)
+    where = Path(out) / (name if learner == "regret" else f"{name}-{learner}") / f"seed{seed}"
+    if learner == "regret":
+        curve = train_regret(game, params, 10**12, where, seed=seed, eval_every=every, progress=False, seconds=seconds)
+    else:
+        every //= NETWORK_SLOWER
+        curve = train_selfplay(
+            game, params, 10**12, where, learner, seed=seed, eval_every=every, progress=False, seconds=seconds
+        )
     return {"name": name, "seed": seed, "curve": [(p.steps, p.seconds, p.exploitability) for p in curve]}
 
 
-def figure(name: str, runs: list[dict]):
+def figure(learner: str, name: str, runs: list[dict]):
     game, params, target, _ = CONFIGS[name]
     rules = get(game).rules(**params)
-    fig, axes = plots.figure(2, f"sampled regret matching on {plots.describe(rules)}")
+    fig, axes = plots.figure(2, f"{LEARNERS[learner]} on {plots.describe(rules)}")
     uniform = runs[0]["curve"][0][2]
     for ax, column, xlabel in ((axes[0], 0, plots.DECISIONS), (axes[1], 1, "training seconds")):
         plots.labels(ax, xlabel, plots.EXPLOITABILITY, ylog=True)
@@ -71,6 +87,13 @@ def figure(name: str, runs: list[dict]):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--learner",
+        choices=list(LEARNERS),
+        default="regret",
+        help="sampled regret matching (default), self-play MMD or self-play tuned PPO, each with its own settings "
+        "for the game",
+    )
     parser.add_argument("--seconds", type=float, default=420.0, help="training seconds per run (default 420)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds per configuration (default 3)")
     parser.add_argument("--workers", type=int, default=2, help="runs at a time (default 2)")
@@ -80,10 +103,11 @@ def main() -> None:
     names = args.only or list(CONFIGS)
     jobs = [(name, seed) for name in names for seed in range(args.seeds)]
     with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(one_run, name, seed, args.seconds, args.out) for name, seed in jobs]
+        futures = [pool.submit(one_run, args.learner, name, seed, args.seconds, args.out) for name, seed in jobs]
         runs = [future.result() for future in futures]
     rows = []
-    print(f"sampled regret matching, {args.seeds} seeds, {args.seconds:.0f} s of training a run (measures excluded)")
+    label, suffix = LEARNERS[args.learner], ("" if args.learner == "regret" else f"-{args.learner}")
+    print(f"{label}, {args.seeds} seeds, {args.seconds:.0f} s of training a run (measures excluded)")
     print(f"{'configuration':14s} {'uniform':>8s} {'target':>7s} {'median':>8s} {'range':>17s} {'decisions':>12s}  met")
     for name in names:
         mine = [run for run in runs if run["name"] == name]
@@ -96,8 +120,9 @@ def main() -> None:
         span = f"{min(finals):.4g} to {max(finals):.4g}"
         met = "yes" if median <= target else "no"
         print(f"{name:14s} {uniform:8.4g} {target:7.3g} {median:8.4g} {span:>17s} {decisions:12,.0f}  {met}")
-        plots.save(figure(name, mine), Path(args.out) / f"{name}.png")
-    (Path(args.out) / "targets.json").write_text(json.dumps({"rows": rows, "runs": runs}, indent=1))
+        plots.save(figure(args.learner, name, mine), Path(args.out) / f"{name}{suffix}.png")
+    record = {"learner": args.learner, "rows": rows, "runs": runs}
+    (Path(args.out) / f"targets{suffix}.json").write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":

@@ -115,6 +115,18 @@ def test_a_run_reproduces_saves_and_reloads(tmp_path):
         assert (tmp_path / "0" / name).stat().st_size > 0
 
 
+def test_a_budget_of_seconds_ends_the_run_after_the_update_that_spends_it(tmp_path):
+    settings = replace(settings_for("ppo", "goofspiel"), **TINY)
+    params = {"num_cards": 3, "observation": "markov"}
+    curve = train_selfplay(
+        "goofspiel", params, 10**9, tmp_path, learner="ppo", eval_every=10**9, settings=settings, progress=False,
+        seconds=0.5,
+    )  # fmt: skip
+    assert len(curve) == 2 and curve[0].steps == 0  # the first measure, then the final one where the budget ended it
+    assert 0 < curve[-1].steps < 10**9 and curve[-1].steps % 256 == 0  # whole updates (8 games, 32 steps each)
+    assert curve[-1].seconds >= 0.5
+
+
 def test_bad_settings_are_refused(tmp_path):
     with pytest.raises(ValueError, match="learner='sgd' is not allowed; choose one of: 'ppo', 'mmd'"):
         train_selfplay("goofspiel", {"num_cards": 3}, 10, tmp_path, learner="sgd", progress=False)

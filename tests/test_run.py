@@ -24,7 +24,7 @@ def clock(monkeypatch):
     return fake
 
 
-def train(run, clock, total, every, step=1, interrupt_at=None, seconds_per_measure=100.0):
+def train(run, clock, every, step=1, interrupt_at=None, seconds_per_measure=100.0):
     """The loop a trainer writes: a measure when due (which takes ``seconds_per_measure``),
     then ``step`` decisions taking a second each; a KeyboardInterrupt at ``interrupt_at``."""
     calls = []
@@ -35,7 +35,7 @@ def train(run, clock, total, every, step=1, interrupt_at=None, seconds_per_measu
         return 1.0 / (1 + run.steps), {"random": run.steps / 10}
 
     with run.training():
-        while run.steps < total:
+        while run.going():
             if run.due(every):
                 run.measure(measure)
             if run.steps == interrupt_at:
@@ -47,7 +47,7 @@ def train(run, clock, total, every, step=1, interrupt_at=None, seconds_per_measu
 
 def test_the_clock_leaves_the_measures_out_and_the_files_hold_the_curve(tmp_path, clock):
     run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10, details=lambda: {"k": len(run.curve)})
-    measure, calls = train(run, clock, total=10, every=4)
+    measure, calls = train(run, clock, every=4)
     saved = []
     curve = run.finish(lambda: saved.append(run.steps), measure, {"seed": 7})
     assert calls == [0, 4, 8, 10] and saved == [10]  # the last measure after the save
@@ -68,9 +68,24 @@ def test_the_clock_leaves_the_measures_out_and_the_files_hold_the_curve(tmp_path
     ]
 
 
+def test_a_budget_of_seconds_ends_the_run_before_its_total_and_leaves_the_measures_out(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=100, seconds=5)
+    measure, calls = train(run, clock, every=2, step=1, seconds_per_measure=100.0)
+    # 1 s a step: 5 training seconds make 5 steps, though each measure took 100 s of the clock.
+    assert run.steps == 5 and run.seconds == 5.0 and calls == [0, 2, 4]
+    assert [p.steps for p in run.finish(lambda: None, measure, {})] == [0, 2, 4, 5]
+    assert json.loads((tmp_path / "run.json").read_text())["steps"] == 5
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("inf"), "60", True])
+def test_a_bad_budget_of_seconds_is_refused(tmp_path, seconds):
+    with pytest.raises(ValueError, match=f"seconds={seconds!r} is not allowed; allowed: a positive number"):
+        Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10, seconds=seconds)
+
+
 def test_a_measure_is_due_at_the_start_then_once_per_multiple_of_every(tmp_path, clock):
     run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=12)
-    _, calls = train(run, clock, total=12, every=4, step=3)
+    _, calls = train(run, clock, every=4, step=3)
     assert calls == [0, 6, 9]  # 3 steps at a time: the first count at or past 4, 8 (12 is the final's)
     run.finish(lambda: None, None, {})  # no final measure asked for
     assert [p.steps for p in run.curve] == [0, 6, 9]
@@ -78,7 +93,7 @@ def test_a_measure_is_due_at_the_start_then_once_per_multiple_of_every(tmp_path,
 
 def test_ctrl_c_in_training_saves_measures_and_raises_with_the_curve(tmp_path, clock):
     run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
-    measure, calls = train(run, clock, total=10, every=4, interrupt_at=5)
+    measure, calls = train(run, clock, every=4, interrupt_at=5)
     saved = []
     with pytest.raises(Interrupted, match="test learner stopped by Ctrl-C after 5 of 10 decisions") as info:
         run.finish(lambda: saved.append(run.steps), measure, {})
@@ -90,7 +105,7 @@ def test_ctrl_c_in_training_saves_measures_and_raises_with_the_curve(tmp_path, c
 
 def test_a_ctrl_c_during_the_save_is_held_and_skips_only_the_final_measure(tmp_path, clock):
     run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
-    measure, calls = train(run, clock, total=10, every=4)
+    measure, calls = train(run, clock, every=4)
     written = []
 
     def save():

@@ -294,9 +294,11 @@ def train_selfplay(
     eval_every: int = 20_000,
     settings: Settings | None = None,
     progress: bool = True,
+    seconds: float | None = None,
 ) -> list[Point]:
     """Train ``learner`` (``"ppo"`` or ``"mmd"``) by self-play for ``steps`` decisions (every
-    seat's, in whole collections of ``batch``) on ``game`` with ``game_kwargs`` (a game with
+    seat's, in whole collections of ``batch``) or, with ``seconds``, until that many seconds
+    of training have passed if that comes first, on ``game`` with ``game_kwargs`` (a game with
     a batched env), measuring the exact exploitability every ``eval_every`` decisions where
     the game declares a measure that covers the agent (a Markov observation,
     ``observation="markov"``, is what makes it exact beyond tiny sizes). ``settings``
@@ -326,14 +328,14 @@ def train_selfplay(
     rng = np.random.default_rng(seed)
     collector = _Collector(game, params, games, rounds, seed)
     scale = 1.0 if s.normalize_advantages else 1.0 / max(abs(u) for u in rules.utility_range)
-    run = Run(f"self-play {learner.upper()}", rules, out_dir, total=steps, progress=progress)
+    run = Run(f"self-play {learner.upper()}", rules, out_dir, total=steps, progress=progress, seconds=seconds)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, PPOAgent(model, game, params, seed=seed)), {}
 
     with run.training():
         update = 0
-        while run.steps < steps:
+        while run.going():
             left = 1 - run.steps / steps
             if run.due(eval_every):
                 run.measure(measure)

@@ -84,7 +84,9 @@ class Run:
     """The lifecycle of one training run; see the module docstring. ``learner`` names it in
     the bar, the plot's title and messages; ``unit`` is what ``steps`` count (``"decision"``
     or ``"iteration"``); ``details``, if given, is called off the clock after each measure
-    and its dict recorded with the point in ``run.json``."""
+    and its dict recorded with the point in ``run.json``; ``seconds``, if given, is a budget
+    of training seconds that ends the run (:meth:`going`) before ``total`` steps if it is
+    spent first, so that learners are compared at equal training time."""
 
     def __init__(
         self,
@@ -95,8 +97,14 @@ class Run:
         unit: str = "decision",
         progress: bool = True,
         details: Callable[[], dict[str, Any]] | None = None,
+        seconds: float | None = None,
     ) -> None:
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf")
+        ):
+            raise ValueError(f"seconds={seconds!r} is not allowed; allowed: a positive number of seconds, or None")
         self.learner, self.rules, self.total, self.unit, self.progress = learner, rules, total, unit, progress
+        self.budget = seconds
         self._details = details
         self.details: list[dict[str, Any]] = []
         self.out = check_writable(out, "output directory", kind="dir")
@@ -111,6 +119,11 @@ class Run:
     def seconds(self) -> float:
         """Training seconds so far (measures and saving excluded)."""
         return self._seconds + (time.perf_counter() - self._since if self._since is not None else 0.0)
+
+    def going(self) -> bool:
+        """Whether the training loop goes on: fewer than ``total`` steps done and, with a
+        budget of seconds, fewer training seconds spent than it allows."""
+        return self.steps < self.total and (self.budget is None or self.seconds < self.budget)
 
     def due(self, every: int) -> bool:
         """Whether a measure is due: at the start, then each time ``every`` more steps are done."""

@@ -609,18 +609,16 @@ def train_regret(
     declared = get(game)
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
-    if seconds is not None and not (isinstance(seconds, (int, float)) and 0 < seconds < float("inf")):
-        raise ValueError(f"seconds={seconds!r} is not allowed; allowed: a positive number of seconds, or None")
     s = settings or regret_settings_for(declared.name)
     learner = SampledRegret(declared.name, game_kwargs, s, seed)
     rules = learner.rules
-    run = Run("sampled regret", rules, out_dir, total=steps, progress=progress)
+    run = Run("sampled regret", rules, out_dir, total=steps, progress=progress, seconds=seconds)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, learner.agent()), {}
 
     with run.training():
-        while run.steps < steps and (seconds is None or run.seconds < seconds):
+        while run.going():
             if run.due(eval_every):
                 run.measure(measure)
             steps_played, games = learner.iterate()

@@ -116,6 +116,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             default=20_000,
             help="measure exploitability every K decisions (default 20000)",
         )
+        add_seconds(p)
         p.add_argument("--out", required=True, help="output directory (created if missing)")
         p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
         p.set_defaults(run=run_selfplay)
@@ -160,11 +161,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             "observation, by the interleaving pattern of the hands: 8 cards have 7 times fewer), so that positions "
             "that are the same game share a row (default: on)",
         )
-        p.add_argument(
-            "--seconds",
-            type=count(1),
-            help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
-        )
+        add_seconds(p)
         p.add_argument("--out", required=True, help="output directory (created if missing)")
         p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
         p.set_defaults(run=run_regret)
@@ -257,10 +254,26 @@ def run_selfplay(args: argparse.Namespace) -> int:
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
     curve = train_selfplay(
-        args.game, rules.params, args.steps, args.out, learner=args.learner, seed=args.seed, eval_every=args.eval_every
+        args.game,
+        rules.params,
+        args.steps,
+        args.out,
+        learner=args.learner,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        seconds=args.seconds,
     )
     print(format_learned(f"{args.learner.upper()} self-play", rules, curve[-1], args.out))
     return 0
+
+
+def add_seconds(parser: argparse.ArgumentParser) -> None:
+    """``--seconds``, a learner's budget of training time (learners compared at equal time)."""
+    parser.add_argument(
+        "--seconds",
+        type=count(1),
+        help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
+    )
 
 
 def format_learned(learner: str, rules, last, out: str) -> str:
