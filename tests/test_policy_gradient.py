@@ -2,6 +2,7 @@
 env credits every seat, the advantages are GAE by hand, runs reproduce and reload, and a
 seeded run learns."""
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -164,3 +165,13 @@ def test_the_command_trains_prints_and_saves(tmp_path, capsys):
     rules = hiddenhand.games()["goofspiel"].rules(num_cards=3, observation="markov")
     agent = PPOAgent.load(out)
     assert hiddenhand.games()["goofspiel"].exact_exploitability(rules, agent) == pytest.approx(recorded, rel=1e-3)
+
+
+def test_the_command_s_seconds_end_a_run_before_its_steps(tmp_path):
+    from hiddenhand.cli import main
+
+    args = ["train", "selfplay", "goofspiel", "--cards", "3", "--observation", "markov", "--learner", "ppo"]
+    budget = ["--steps", "100000000", "--eval-every", "100000000", "--seconds", "1"]
+    assert main([*args, *budget, "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert 0 < record["steps"] < 100_000_000 and record["seconds"] >= 1 and not record["interrupted"]

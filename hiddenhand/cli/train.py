@@ -55,6 +55,15 @@ RLLIB = (
 )
 
 
+def add_seconds(parser: argparse.ArgumentParser) -> None:
+    """``--seconds``, a learner's budget of training time (learners compared at equal time)."""
+    parser.add_argument(
+        "--seconds",
+        type=count(1),
+        help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
+    )
+
+
 def add_parser(commands: argparse._SubParsersAction) -> None:
     from hiddenhand.training.cfr import ALGORITHMS
 
@@ -265,15 +274,6 @@ def run_selfplay(args: argparse.Namespace) -> int:
     )
     print(format_learned(f"{args.learner.upper()} self-play", rules, curve[-1], args.out))
     return 0
-
-
-def add_seconds(parser: argparse.ArgumentParser) -> None:
-    """``--seconds``, a learner's budget of training time (learners compared at equal time)."""
-    parser.add_argument(
-        "--seconds",
-        type=count(1),
-        help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
-    )
 
 
 def format_learned(learner: str, rules, last, out: str) -> str:
