@@ -43,6 +43,12 @@ NETWORK_SLOWER = 50
 """A network learner makes about this many times fewer decisions a second than sampled regret
 matching, so it is measured this many times more often (per decision) for a curve as dense."""
 
+
+def suffix(learner: str) -> str:
+    """What a learner's run directories, plot and record add to their names (none for the default)."""
+    return "" if learner == "regret" else f"-{learner}"
+
+
 CONFIGS = {
     "goofspiel-4": ("goofspiel", {"num_cards": 4, "observation": "markov"}, 0.025, 10_000_000),
     "goofspiel-6": ("goofspiel", {"num_cards": 6, "observation": "markov"}, 0.29, 50_000_000),
@@ -59,7 +65,7 @@ bootstrapped from their round values, with smaller collections;
 
 def one_run(learner: str, name: str, seed: int, seconds: float, out: str) -> dict:
     game, params, _, every = CONFIGS[name]
-    where = Path(out) / (name if learner == "regret" else f"{name}-{learner}") / f"seed{seed}"
+    where = Path(out) / f"{name}{suffix(learner)}" / f"seed{seed}"
     if learner == "regret":
         curve = train_regret(game, params, 10**12, where, seed=seed, eval_every=every, progress=False, seconds=seconds)
     else:
@@ -106,8 +112,7 @@ def main() -> None:
         futures = [pool.submit(one_run, args.learner, name, seed, args.seconds, args.out) for name, seed in jobs]
         runs = [future.result() for future in futures]
     rows = []
-    label, suffix = LEARNERS[args.learner], ("" if args.learner == "regret" else f"-{args.learner}")
-    print(f"{label}, {args.seeds} seeds, {args.seconds:.0f} s of training a run (measures excluded)")
+    print(f"{LEARNERS[args.learner]}, {args.seeds} seeds, {args.seconds:.0f} s of training a run (measures excluded)")
     print(f"{'configuration':14s} {'uniform':>8s} {'target':>7s} {'median':>8s} {'range':>17s} {'decisions':>12s}  met")
     for name in names:
         mine = [run for run in runs if run["name"] == name]
@@ -120,9 +125,9 @@ def main() -> None:
         span = f"{min(finals):.4g} to {max(finals):.4g}"
         met = "yes" if median <= target else "no"
         print(f"{name:14s} {uniform:8.4g} {target:7.3g} {median:8.4g} {span:>17s} {decisions:12,.0f}  {met}")
-        plots.save(figure(args.learner, name, mine), Path(args.out) / f"{name}{suffix}.png")
+        plots.save(figure(args.learner, name, mine), Path(args.out) / f"{name}{suffix(args.learner)}.png")
     record = {"learner": args.learner, "rows": rows, "runs": runs}
-    (Path(args.out) / f"targets{suffix}.json").write_text(json.dumps(record, indent=1))
+    (Path(args.out) / f"targets{suffix(args.learner)}.json").write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":

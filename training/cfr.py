@@ -87,7 +87,7 @@ def train_cfr(
         return pyspiel.nash_conv(tree, solver.policy()) / rules.num_players, {}
 
     with run.training():
-        while run.steps < iterations:
+        while run.going():
             solver.step()
             run.advance(1)
             if run.steps % eval_every == 0 and run.steps < iterations:

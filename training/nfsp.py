@@ -191,7 +191,7 @@ def train_nfsp(
 
         run = Run("NFSP", rules, out_dir, total=steps, progress=progress)
         with run.training():
-            while run.steps < steps:
+            while run.going():
                 if run.due(eval_every):
                     run.measure(measure)
                 time_step = env.reset()

@@ -508,7 +508,7 @@ def train_psro(
                 )
             snapshot(solver)
             advance()
-            while run.steps < steps:
+            while run.going():
                 if run.due(eval_every):  # first the uniform policy PSRO starts from
                     run.measure(measure)
                 solver.iteration()

@@ -9,7 +9,8 @@ its update, a learner here writes its update and its settings and hands the rest
 :class:`Run`:
 
 1. ``run = Run(learner, rules, out, total=..., unit=...)`` starts the clock;
-2. ``with run.training(): while run.steps < total: ...`` trains, calling ``run.measure(f)``
+2. ``with run.training(): while run.going(): ...`` trains (to ``total``, or a budget of
+   training seconds), calling ``run.measure(f)``
    when :meth:`Run.due` says so (``f`` returns the exploitability, ``None`` where the game
    has no exact measure, and the mean return against each heuristic) and ``run.advance(n)``
    after each update. A Ctrl-C inside the block ends the loop and is remembered. A learner
