@@ -164,8 +164,10 @@ class PolicyAgent(Agent):
         with a checksum (:func:`hiddenhand.files.save_npz`), so that a damaged file is refused."""
         file = policy_file(path)
         check_writable(path, "policy file", kind="file" if file == Path(path) else "dir")
-        keys = np.stack([np.frombuffer(k, dtype=np.float32) for k in self.table])
-        probs = np.stack(list(self.table.values()))
+        keys, probs = np.zeros((0, 0), dtype=np.float32), np.zeros((0, 0))  # a run stopped before it learnt
+        if self.table:
+            keys = np.stack([np.frombuffer(k, dtype=np.float32) for k in self.table])
+            probs = np.stack(list(self.table.values()))
         meta = {"game": self.game, "params": self.params, "keyed_by": self.keyed_by, "unseen": self.unseen}
         return save_npz(file, meta, {"information_states": keys, "probabilities": probs}, compress=True)
 

@@ -44,55 +44,76 @@ class HeldCtrlC:
     """What :func:`held_ctrl_c` yields: whether Ctrl-C was pressed while it was held, and
     :meth:`unless_interrupted` for the one step that Ctrl-C may still stop."""
 
-    def __init__(self, live: Any) -> None:
-        self._live = live  # the handler that raises, put back while an interruptible step runs
+    def __init__(self, holding: bool) -> None:
+        self._holding = holding  # whether the block installed the holding handler
+        self._raising = False  # whether a press raises now: inside unless_interrupted only
         self.pressed = False
         self._untold = False  # a press that no skipped step has reported to the job yet
 
     def _hold(self, signum: int, frame: Any) -> None:
         self.pressed = self._untold = True
+        if self._raising:
+            self._raising = False
+            raise KeyboardInterrupt
+
+    def _pressed_by(self, error: BaseException | None) -> bool:
+        return isinstance(error, KeyboardInterrupt) and self.pressed
 
     def unless_interrupted(self, work: Callable[[], Any], fallback: Any = None) -> tuple[Any, bool]:
         """``(work(), False)``, or ``(fallback, True)`` if Ctrl-C was pressed before (while
-        held) or stops it: for the optional last step of a job (a final evaluation), which a
-        second Ctrl-C skips instead of losing the files still to write."""
+        held) or stops it: for an optional step of a job (a measure), which Ctrl-C skips
+        instead of losing the files still to write.
+
+        A ``KeyboardInterrupt`` raised while ``work`` is inside numba-compiled code does not
+        come back out as itself: the compiled function returns with the exception set and
+        CPython reports a ``SystemError`` or a failed unboxing (``TypeError``) instead. So
+        what tells a skipped step is the press the handler recorded, not the exception's type.
+        Raised where Python cannot raise (a weakref callback of the import machinery, a
+        finaliser), it is dropped, the step goes on to its end, and only the flag is left:
+        that report is not printed."""
         if self.pressed:
             self._untold = False
             return fallback, True
-        held = self._swap(self._live)
+        self._raising = self._holding
+        report = sys.unraisablehook
+        sys.unraisablehook = lambda unraisable: None if self._pressed_by(unraisable.exc_value) else report(unraisable)
         try:
-            return work(), False
+            try:
+                return work(), False
+            finally:
+                self._raising = False
+                sys.unraisablehook = report
         except KeyboardInterrupt:
-            self.pressed = True
+            self.pressed, self._untold = True, False
             return fallback, True
-        finally:
-            self._swap(held)
-
-    def _swap(self, handler: Any) -> Any:
-        """Install ``handler`` for SIGINT where this thread may (the main thread); return the old one."""
-        if handler is None:
-            return None
-        return signal.signal(signal.SIGINT, handler)
+        except Exception:
+            if not self.pressed:
+                raise
+            self._untold = False
+            return fallback, True
 
 
 @contextlib.contextmanager
-def held_ctrl_c() -> Iterator[HeldCtrlC]:
-    """Hold Ctrl-C while the block writes a job's results: a press is remembered
-    (``.pressed``), not raised, except inside ``.unless_interrupted(step)``. If the block
-    ends normally after a press that no skipped step reported, ``KeyboardInterrupt`` is
-    raised then, when every file is written. Outside the main thread, where signals cannot be
-    handled, and where SIGINT is ignored, nothing is held."""
+def held_ctrl_c(raise_after: bool = True) -> Iterator[HeldCtrlC]:
+    """Hold Ctrl-C in the block: a press is remembered (``.pressed``), not raised, except
+    inside ``.unless_interrupted(step)``. With ``raise_after``, if the block ends normally
+    after a press that no skipped step reported, ``KeyboardInterrupt`` is raised then: a job
+    writing its results finishes every file first. Without it the press is only a flag: a
+    training loop reads it between batches, so that Ctrl-C never lands inside a compiled
+    section (where it would come back out as another error, the batch half done). Outside
+    the main thread, where signals cannot be handled, and where SIGINT is ignored (a
+    background job's), nothing is held."""
     live = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     if live in (signal.SIG_IGN, None):
-        yield HeldCtrlC(None)
+        yield HeldCtrlC(holding=False)
         return
-    held = HeldCtrlC(live)
+    held = HeldCtrlC(holding=True)
     signal.signal(signal.SIGINT, held._hold)
     try:
         yield held
     finally:
         signal.signal(signal.SIGINT, live)
-    if held._untold:
+    if held._untold and raise_after:
         raise KeyboardInterrupt
 
 

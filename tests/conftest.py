@@ -70,6 +70,28 @@ def quiet_warnings():
         yield
 
 
+def ctrl_c_reaches_the_child() -> None:
+    """``preexec_fn`` for a child process that a test sends SIGINT: Ctrl-C back to its default
+    disposition, which a suite started in the background (``nohup``, ``&`` in a script)
+    passes down as ignored, so that the child would never see the press."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises_in_marked_tests(request):
+    """A test marked ``ctrl_c`` presses Ctrl-C in this process: it runs with Python's own
+    handler, whatever the suite was started with (a background job ignores SIGINT)."""
+    if request.node.get_closest_marker("ctrl_c") is None:
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def ctrl_c_during_measure_then_save(monkeypatch, run, module, measure_name, saver) -> list[int]:
     """Run ``run()`` with real SIGINTs: the first during the second exact measure
     (``module.measure_name``), stopping the training, the second as ``saver.save`` starts.

@@ -9,7 +9,7 @@ import sys
 
 import pyspiel
 import pytest
-from conftest import ctrl_c_during_measure_then_save
+from conftest import ctrl_c_during_measure_then_save, ctrl_c_reaches_the_child
 
 from hiddenhand.agents import load_agent
 from hiddenhand.cli import main
@@ -204,6 +204,7 @@ def _tiny_run(name):
     )
 
 
+@pytest.mark.ctrl_c
 @pytest.mark.parametrize("trainer", ["cfr", "ppo", "selfplay", "regret", "nfsp", "psro"])
 def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(trainer, tmp_path, monkeypatch):
     """Real SIGINTs: the first during the second exact measure (stopping the training), the
@@ -219,10 +220,12 @@ def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(trainer, t
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C raises again afterwards
 
 
+@pytest.mark.ctrl_c
 def test_train_cfr_keeps_its_files_when_ctrl_c_is_pressed_again_during_the_save(tmp_path):
-    """The command in a process of its own, as a user runs it: the first SIGINT after 29
-    iterations, the second while the policy file is being written (from inside the write,
-    so that it lands there every time)."""
+    """The command in a process of its own, as a user runs it: the first SIGINT during the
+    30th iteration, which completes (Ctrl-C is read between iterations), the second while
+    the policy file is being written (from inside the write, so that it lands there every
+    time)."""
     driver = (
         "import os, signal, sys\n"
         "from hiddenhand.agents import policy_agent\n"
@@ -243,19 +246,24 @@ def test_train_cfr_keeps_its_files_when_ctrl_c_is_pressed_again_during_the_save(
     out = tmp_path / "D"
     argv = ["train", "cfr", "goofspiel", "--cards", "3", "--iterations", "100000", "--eval-every", "25"]
     result = subprocess.run(
-        [sys.executable, "-c", driver, *argv, "--out", str(out)], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", driver, *argv, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=ctrl_c_reaches_the_child,
     )
     assert result.returncode == 130, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        f"hiddenhand: cfr+ stopped by Ctrl-C after 29 of 100000 iterations; results in {out}"
+        f"hiddenhand: cfr+ stopped by Ctrl-C after 30 of 100000 iterations; results in {out}"
     )
     assert {"curve.csv", "policy.npz", "run.json"} <= {p.name for p in out.iterdir()}
     run = json.loads((out / "run.json").read_text())
-    assert run["interrupted"] is True and run["steps"] == 29 and [p["steps"] for p in run["curve"]] == [25]
+    assert run["interrupted"] is True and run["steps"] == 30 and [p["steps"] for p in run["curve"]] == [25]
     assert load_agent("goofspiel", str(out), {"num_cards": 3}).game == "goofspiel"
 
 
+@pytest.mark.ctrl_c
 def test_held_ctrl_c_raises_a_press_nothing_consumed_once_the_files_are_written():
     with pytest.raises(KeyboardInterrupt):
         with held_ctrl_c() as ctrl_c:

@@ -200,6 +200,7 @@ def test_bad_settings_are_refused(ray_local, tmp_path):
         train_rllib("goofspiel", {"num_cards": 4}, 0, tmp_path, progress=False)
 
 
+@pytest.mark.ctrl_c
 def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(ray_local, tmp_path, monkeypatch):
     """Real SIGINTs, as in tests/test_long_jobs.py for the other trainers: the first during the
     second exact measure, the second as the module is being saved. The save completes,

@@ -91,6 +91,7 @@ def test_a_measure_is_due_at_the_start_then_once_per_multiple_of_every(tmp_path,
     assert [p.steps for p in run.curve] == [0, 6, 9]
 
 
+@pytest.mark.ctrl_c
 def test_ctrl_c_in_training_saves_measures_and_raises_with_the_curve(tmp_path, clock):
     run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
     measure, calls = train(run, clock, every=4, interrupt_at=5)
@@ -103,6 +104,7 @@ def test_ctrl_c_in_training_saves_measures_and_raises_with_the_curve(tmp_path, c
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.ctrl_c
 def test_a_ctrl_c_during_the_save_is_held_and_skips_only_the_final_measure(tmp_path, clock):
     run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
     measure, calls = train(run, clock, every=4)

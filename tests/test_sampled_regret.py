@@ -326,3 +326,29 @@ def test_the_command_line_passes_the_learners_settings_and_records_them(tmp_path
     settings = json.loads((tmp_path / "run.json").read_text())["settings"]
     assert {name: settings[name] for name in expected} == expected
     assert "Sampled regret matching" in capsys.readouterr().out
+
+
+def test_a_budget_of_seconds_ends_the_run_inside_a_collection(tmp_path, monkeypatch):
+    """A collection of 64 steps can outlast a short budget: the run stops at the step that
+    spends it, not at the end of the collection. The run's clock is made to move
+    an eighth of a second at each step of the batched env, so that a budget of 2.5 s is spent at
+    its twentieth step (measures, off the clock, are never due here)."""
+    from types import SimpleNamespace
+
+    from hiddenhand.training import run as run_module
+
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(run_module, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+    envs = type(SampledRegret("goofspiel", {"num_cards": 4}, RegretSettings(games=32), 0).envs)
+    real_step = envs.step
+
+    def step(self, actions):
+        clock.now += 0.125
+        return real_step(self, actions)
+
+    monkeypatch.setattr(envs, "step", step)
+    settings = RegretSettings(games=32, window=64)
+    train_regret("goofspiel", {"num_cards": 4}, 10**9, tmp_path, eval_every=10**12, settings=settings, seconds=2.5)
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["interrupted"] is False
+    assert record["steps"] == 20 * 32 and record["seconds"] == 2.5

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ctrl_c_reaches_the_child
 
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent
 from hiddenhand.cli import main
@@ -180,6 +181,7 @@ def assert_one_line_ctrl_c(returncode, stderr):
     assert stderr.strip().splitlines()[-1] == "hiddenhand: interrupted by Ctrl-C", stderr
 
 
+@pytest.mark.ctrl_c
 @pytest.mark.parametrize("entry", list(COMMAND_LINES))
 @pytest.mark.parametrize("module", ["numpy", "pyspiel", "hiddenhand.cli.tournament"])
 def test_ctrl_c_while_the_command_imports_is_one_line_and_130(entry, module, tmp_path):
@@ -188,14 +190,28 @@ def test_ctrl_c_while_the_command_imports_is_one_line_and_130(entry, module, tmp
     if not Path(COMMAND_LINES[entry][0]).exists():
         pytest.skip(f"no console script beside {sys.executable}")
     env = with_sigint_at_import(tmp_path, module)
-    result = subprocess.run([*COMMAND_LINES[entry], "games"], capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(
+        [*COMMAND_LINES[entry], "games"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=ctrl_c_reaches_the_child,
+    )
     assert_one_line_ctrl_c(result.returncode, result.stderr)
     assert result.stdout == ""
 
 
+@pytest.mark.ctrl_c
 def test_ctrl_c_while_a_program_imports_the_package_is_that_programs(tmp_path):
     env = with_sigint_at_import(tmp_path, "numpy")
-    result = subprocess.run([sys.executable, "-c", "import hiddenhand"], capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", "import hiddenhand"],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=ctrl_c_reaches_the_child,
+    )
     assert result.returncode == -signal.SIGINT and "KeyboardInterrupt" in result.stderr, result.stderr
 
 
@@ -231,7 +247,13 @@ def test_the_command_is_told_from_other_programs(argv, expected):
 def interrupt_when(argv, moment, stream="stderr", timeout=120):
     """Run ``argv`` with its input kept open, send SIGINT once ``moment`` (bytes) has appeared
     on ``stream``, or after ``moment`` seconds; return ``(returncode, stdout, stderr)``."""
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=ctrl_c_reaches_the_child,
+    )
     try:
         seen = b""
         if isinstance(moment, bytes):
@@ -267,6 +289,7 @@ def interpreter_start() -> float:
     return time.monotonic() - start
 
 
+@pytest.mark.ctrl_c
 @pytest.mark.parametrize("seconds", [0.2, 0.5, 1.0])
 def test_ctrl_c_early_in_play_is_one_line_and_130(seconds):
     """Ctrl-C at moments after the interpreter has started (the imports, the solve's setup)."""
@@ -274,6 +297,7 @@ def test_ctrl_c_early_in_play_is_one_line_and_130(seconds):
     assert_one_line_ctrl_c(returncode, stderr)
 
 
+@pytest.mark.ctrl_c
 @pytest.mark.parametrize(
     "argv",
     [PLAY_TEN, [*COMMAND_LINES["module"], "play", "spoof", "--opponent", "equilibrium", "--matches", "9,1"]],
@@ -287,6 +311,7 @@ def test_a_long_setup_says_what_it_does_and_ctrl_c_stops_it(argv):
     assert_one_line_ctrl_c(returncode, stderr)
 
 
+@pytest.mark.ctrl_c
 def test_ctrl_c_at_a_prompt_exits_130():
     argv = [*COMMAND_LINES["module"], "play", "goofspiel", "--cards", "4", "--seed", "1"]
     returncode, stdout, stderr = interrupt_when(argv, b"> ", stream="stdout")

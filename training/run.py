@@ -13,7 +13,8 @@ its update, a learner here writes its update and its settings and hands the rest
    training seconds), calling ``run.measure(f)``
    when :meth:`Run.due` says so (``f`` returns the exploitability, ``None`` where the game
    has no exact measure, and the mean return against each heuristic) and ``run.advance(n)``
-   after each update. A Ctrl-C inside the block ends the loop and is remembered. A learner
+   after each update. Ctrl-C inside the block is a flag: :meth:`Run.going` turns false
+   and the loop ends at its next check (a measure it stops is left out). A learner
    with more to say about each point than the curve holds (PSRO's population and mixture)
    gives ``details``, measured with the point and recorded beside it in ``run.json``;
 3. ``run.finish(save, measure, record)`` saves the result and measures it once more unless
@@ -44,7 +45,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from hiddenhand.files import atomic_write, check_writable
-from hiddenhand.interrupt import Interrupted, held_ctrl_c
+from hiddenhand.interrupt import HeldCtrlC, Interrupted, held_ctrl_c
 from hiddenhand.training import plots
 
 
@@ -115,6 +116,8 @@ class Run:
         self._seconds, self._since = 0.0, time.perf_counter()
         self._next_measure = 0
         self._bar: Any = None
+        self._ctrl_c: HeldCtrlC | None = None  # Ctrl-C as a flag, while the training block runs
+        self._measure_cut = False  # a Ctrl-C stopped a measure: finish does not start it again
 
     @property
     def seconds(self) -> float:
@@ -124,6 +127,8 @@ class Run:
     def going(self) -> bool:
         """Whether the training loop goes on: fewer than ``total`` steps done and, with a
         budget of seconds, fewer training seconds spent than it allows."""
+        if self._ctrl_c is not None and self._ctrl_c.pressed:
+            return False
         return self.steps < self.total and (self.budget is None or self.seconds < self.budget)
 
     def due(self, every: int) -> bool:
@@ -133,10 +138,18 @@ class Run:
         self._next_measure = self.steps - self.steps % every + every
         return True
 
-    def measure(self, measure: Measure) -> Point:
-        """Stop the clock, measure, append the point, rewrite the curve's files, restart."""
+    def measure(self, measure: Measure) -> Point | None:
+        """Stop the clock, measure, append the point, rewrite the curve's files, restart.
+        In the training block Ctrl-C stops the measure (an exact one at 10 cards takes
+        minutes): then no point is added, ``None`` is returned and the loop ends."""
         self._stop()
-        exploitability, against = measure()
+        if self._ctrl_c is None:
+            exploitability, against = measure()
+        else:
+            (exploitability, against), self._measure_cut = self._ctrl_c.unless_interrupted(measure, (None, {}))
+            if self._measure_cut:
+                self._since = time.perf_counter()
+                return None
         self.curve.append(Point(self.steps, self._seconds, exploitability, dict(against)))
         self.details.append(self._details() if self._details else {})
         write_curve(self.out, self.curve, self.title, self.unit)
@@ -154,17 +167,26 @@ class Run:
 
     @contextlib.contextmanager
     def training(self) -> Iterator[None]:
-        """The training loop's block: a progress bar, and a Ctrl-C that ends the block and
-        is remembered (the result is saved and measured by :meth:`finish`)."""
-        with tqdm(total=self.total, desc=self.title, disable=not self.progress, unit=self.unit) as bar:
-            self._bar = bar
-            try:
-                yield
-            except KeyboardInterrupt:
-                self.interrupted = True
-                bar.write(f"interrupted after {self.steps} {self.unit}s: saving, then measuring (Ctrl-C skips that)")
-            finally:
-                self._bar = None
+        """The training loop's block: a progress bar, and Ctrl-C as a flag that ends the
+        loop (:meth:`going`) at the next batch, so that it never lands inside a learner's
+        compiled section; the result is then saved and measured by :meth:`finish`. A
+        ``KeyboardInterrupt`` that still reaches the block (raised by a library, or where
+        signals are not ours to handle: outside the main thread) ends it the same way."""
+        # Ctrl-C is a flag before the bar shows: once a user sees the bar, it is.
+        with held_ctrl_c(raise_after=False) as self._ctrl_c:
+            with tqdm(total=self.total, desc=self.title, disable=not self.progress, unit=self.unit) as bar:
+                self._bar = bar
+                try:
+                    yield
+                except KeyboardInterrupt:
+                    self._ctrl_c.pressed = True
+                finally:
+                    self._bar = None
+                self.interrupted = self._ctrl_c.pressed
+                if self.interrupted:
+                    then = "saving" if self._measure_cut else "saving, then measuring (Ctrl-C skips that)"
+                    bar.write(f"interrupted after {self.steps} {self.unit}s: {then}")
+        self._ctrl_c = None
 
     def finish(self, save: Callable[[], None], measure: Measure | None, record: dict[str, Any]) -> list[Point]:
         """Save (``save()``), measure once more unless the last point is current (``measure``
@@ -174,7 +196,8 @@ class Run:
         self._stop()
         with held_ctrl_c() as ctrl_c:
             save()
-            if measure is not None and (not self.curve or self.curve[-1].steps != self.steps):
+            current = self._measure_cut or (self.curve and self.curve[-1].steps == self.steps)
+            if measure is not None and not current:
                 _, skipped = ctrl_c.unless_interrupted(lambda: self.measure(measure))
                 self.interrupted |= skipped
             self._stop()
@@ -185,11 +208,9 @@ class Run:
                 points = [asdict(p) | more for p, more in zip(self.curve, self.details)]
                 json.dump({**info, "curve": points}, handle, indent=2)
             if self.interrupted:
-                raise Interrupted(
-                    f"{self.learner} stopped by Ctrl-C after {self.steps} of {self.total} {self.unit}s; "
-                    f"results in {self.out}",
-                    self.curve,
-                )
+                done = f"after {self.steps} of {self.total} {self.unit}s" if self.steps else "before any training"
+                kept = "results" if self.steps else "the untrained policy and run.json"
+                raise Interrupted(f"{self.learner} stopped by Ctrl-C {done}; {kept} in {self.out}", self.curve)
         return self.curve
 
     def _stop(self) -> None:

@@ -84,6 +84,7 @@ exploitability after the same 160 million decisions halved; docs/training.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -480,9 +481,12 @@ class SampledRegret:
             setattr(self, name, array)
         self.capacity = capacity
 
-    def iterate(self) -> tuple[int, int]:
+    def iterate(self, going: Callable[[], bool] = lambda: True) -> tuple[int, int]:
         """One collection of ``window`` steps of every game, then the update. Returns the
-        decisions played and the games finished."""
+        decisions played and the games finished. The collection ends early, after the step
+        where ``going()`` turns false (a budget of seconds spent, a Ctrl-C): a collection
+        can take seconds, and the update credits whatever steps were taken, keeping the
+        unfinished games for the next one as it always does."""
         n = self.settings.games
         rows, actions, taken, players, explorers, role, banked, ended, rewards, round_rows = self.steps
         s = self.settings
@@ -509,6 +513,9 @@ class SampledRegret:
             ended[t] = terminated | truncated
             self._restart(ended[t])
             games += int(ended[t].sum())
+            if not going():
+                stop = t + 1
+                break
         self.iterations += 1
         credit = np.full(rows.shape, np.nan)
         table = (self.regrets, self.predicted, self.legal, self.baseline)
@@ -621,7 +628,7 @@ def train_regret(
         while run.going():
             if run.due(eval_every):
                 run.measure(measure)
-            steps_played, games = learner.iterate()
+            steps_played, games = learner.iterate(run.going)
             run.advance(steps_played * s.games, games)
     record = {"settings": asdict(s), "seed": seed, "rows": learner.size}
     return run.finish(lambda: learner.agent().save(run.out), measure, record)
