@@ -19,6 +19,7 @@ from hiddenhand.agents.policy_agent import PolicyAgent, policy_file
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.agents.spoof import SpoofEquilibriumAgent, SpoofHeuristic
 from hiddenhand.core import Rules
+from hiddenhand.validation import configuration, mismatch
 
 
 def make_agent(game: str, name: str, params: dict | Rules | None = None, seed: int | None = None) -> Agent:
@@ -77,13 +78,20 @@ def _rules(game: registry.Game, params: dict | Rules | None) -> Rules:
 
 
 def _check_saved(agent, game: registry.Game, rules: Rules | None, path: str):
-    """Refuse a saved agent made for another game or another configuration than ``rules``."""
-    same = agent.game == game.name and (
-        rules is None or game.rules_class.from_openspiel(agent.params).params == rules.params
-    )
-    if not same:
-        wanted = game.name if rules is None else repr(rules)
-        raise ValueError(f"the agent in {path} was made for {agent.game} with {agent.params}, not {wanted}")
+    """Refuse a saved agent made for another game or another configuration than ``rules``,
+    naming the parameters that differ as the reader sets them (``goofspiel with --cards 3, not
+    --cards 4`` on the command line)."""
+    if agent.game != game.name:
+        raise ValueError(
+            f"the agent in {path} was made for {configuration(agent.game, {})}, not {configuration(game.name, {})}"
+        )
+    if rules is None:
+        return agent
+    made = game.rules_class.from_openspiel(agent.params).params
+    if made != rules.params:
+        raise ValueError(
+            f"the agent in {path} was made for {configuration(game.name, {})} with {mismatch(made, rules.params)}"
+        )
     return agent
 
 

@@ -18,6 +18,7 @@ from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.layout import one_hot_index
 from hiddenhand.solvers.bid_spoof import BidSpoofSolution, present_round, solve, solve_round
 from hiddenhand.solvers.cache import solved
+from hiddenhand.validation import mismatch, named
 
 
 class BidSpoofHeuristic(Agent):
@@ -98,7 +99,7 @@ class BidSpoofEquilibriumAgent(Agent):
         ``rules`` or its table; by default the game's (or the round's) is solved once per process."""
         super().__init__(seed)
         if rules.num_players != 2:
-            raise ValueError(f"the exact equilibrium is for two players; {rules!r} has {rules.num_players}")
+            raise ValueError(f"the exact equilibrium is for two players, not {named('num_players', rules.num_players)}")
         if solution is None:
             if rules.objective == "round":
                 solution = solve_round(rules.coins, rules.zero_call)[1]
@@ -106,9 +107,8 @@ class BidSpoofEquilibriumAgent(Agent):
                 solution = cached_solution(rules.coins, rules.zero_call)
         if hasattr(solution, "table"):
             if (solution.coins, solution.zero_call) != (rules.coins, rules.zero_call):
-                raise ValueError(
-                    f"the solution is for {solution.coins} coins and zero_call={solution.zero_call!r}, not {rules!r}"
-                )
+                made = {"coins": solution.coins, "zero_call": solution.zero_call}
+                raise ValueError(f"the solution is for {mismatch(made, rules.params)}")
             solution = solution.table
         self.rules = rules
         self.table = solution
@@ -117,7 +117,7 @@ class BidSpoofEquilibriumAgent(Agent):
         mask = legal_mask(observation)
         probs = self.table.get(present_round(self.rules, np.asarray(observation["observation"])))
         if probs is None:
-            raise ValueError(f"{self!r} has no move for this observation: is it a game of {self.rules!r}?")
+            raise ValueError(f"{self!r} has no move for this observation: is it a game of {self.rules}?")
         if (probs * ~mask).sum() > 1e-9:
             raise RuntimeError(f"{self!r} would play an illegal move here")
         return probs * mask / (probs * mask).sum()

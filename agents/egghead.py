@@ -15,6 +15,7 @@ import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
 from hiddenhand.envs.egghead import EggHeadRules
+from hiddenhand.validation import named
 
 
 class _Deducer(Agent):
@@ -27,8 +28,8 @@ class _Deducer(Agent):
         super().__init__(seed)
         if not rules.layout.valids:
             raise ValueError(
-                f"{type(self).__name__} reads the valids masks of the observation: make the env with "
-                "valids_in_observation=True"
+                f"{type(self).__name__} reads the valids masks of the observation, which "
+                f"{named('valids_in_observation', False)} leaves out: use {named('valids_in_observation', True)}"
             )
         self.rules = rules
 

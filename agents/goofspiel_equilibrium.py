@@ -14,7 +14,8 @@ from hiddenhand.solvers.cache import solved
 from hiddenhand.solvers.goofspiel import GoofspielSolution, load, solve
 from hiddenhand.solvers.goofspiel.coverage import SOLVED, SOLVED_SCORINGS, unsolved
 from hiddenhand.solvers.goofspiel.patterns import pattern_of
-from hiddenhand.solvers.goofspiel.storage import POINT_DIFFERENCE
+from hiddenhand.solvers.goofspiel.storage import POINT_DIFFERENCE, SOLUTION_FILE
+from hiddenhand.validation import mismatch, named
 
 IN_PROCESS_SOLVE_LIMIT = 10
 """The equilibrium agent solves up to this many cards when it is created (seconds)."""
@@ -24,8 +25,11 @@ def check_solved_game(rules: GoofspielRules) -> None:
     """Refuse a Goofspiel configuration other than the one the exact solver solves."""
     differs = unsolved(rules)
     if differs:
+        solved = ", ".join(named(k, v) for k, v in SOLVED.items() if k != "scoring")
+        scorings = " or ".join(SOLVED_SCORINGS)
         raise ValueError(
-            f"the exact equilibrium is of the game {SOLVED} (scoring: any of {SOLVED_SCORINGS}); this one has {differs}"
+            f"the exact equilibrium is of the game with {solved} and {named('scoring')} {scorings}; "
+            f"this one has {', '.join(named(k, v) for k, v in differs.items())}"
         )
 
 
@@ -37,16 +41,16 @@ def load_solution_agent(
     path = Path(path)
     if path.suffix != ".npz" or not path.is_file():
         return None
-    try:
-        meta = read_npz_meta(path)
-    except ValueError:
-        return None
+    # A file whose meta cannot be read cannot be read as a saved policy either: say it is damaged
+    # as what it may be, rather than try it as a policy file and say it is not one.
+    meta = read_npz_meta(path, f"{SOLUTION_FILE} or saved policy")
     cards, scoring = meta.get("num_cards"), meta.get("scoring", POINT_DIFFERENCE)
     if cards is None:
         return None
     rules = rules if rules is not None else GoofspielRules(num_cards=cards, scoring=scoring)
-    if rules.params["num_cards"] != cards:
-        raise ValueError(f"{path} solves {cards} cards; the game has {rules.params['num_cards']}")
+    made = {"num_cards": cards, "scoring": scoring}
+    if made != {name: rules.params[name] for name in made}:
+        raise ValueError(f"{path} is a {SOLUTION_FILE} for {mismatch(made, rules.params)}")
     return GoofspielEquilibriumAgent(rules, load(path), seed=seed)
 
 

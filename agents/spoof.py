@@ -65,7 +65,7 @@ class SpoofEquilibriumAgent(_SpoofAgent):
             solution = solution if solution is not None else cached_solution(self.rules.max_hold)
             if self.rules.max_hold > solution.matches:
                 raise ValueError(
-                    f"the solution covers up to {solution.matches} matches; {self.rules!r} needs {self.rules.max_hold}"
+                    f"the solution covers up to {solution.matches} matches; {self.rules} needs {self.rules.max_hold}"
                 )
         self.solution = solution
 

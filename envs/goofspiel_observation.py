@@ -110,7 +110,7 @@ def position_observations(
     "action_mask": (N, num_cards)}`` (the engine's own encoding: the tests compare them).
     """
     if rules.num_players != 2:
-        raise ValueError(f"positions are two-player; {rules!r} has {rules.num_players} players")
+        raise ValueError(f"positions are two-player; {rules} has {rules.num_players} players")
     n = rules.num_cards
     bits = (np.asarray(hand)[:, None] >> np.arange(n)) & 1
     others = (np.asarray(other)[:, None] >> np.arange(n)) & 1
@@ -141,7 +141,7 @@ def markov_observations(rules, observations: dict[str, np.ndarray]) -> dict[str,
     if any(v.points is None for v in views) or not rules.reveal_bids or rules.scoring == "win_loss":
         raise ValueError(
             "markov_observations needs full observations of a game with revealed bids and point_difference or "
-            f"total_points scoring (the position is then all that matters); {rules!r} differs"
+            f"total_points scoring (the position is then all that matters); {rules} differs"
         )
 
     def bits(cards) -> int:

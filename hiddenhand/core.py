@@ -23,7 +23,7 @@ import numpy as np
 
 from hiddenhand.layout import ActionCodec, Layout
 from hiddenhand.picture import Table
-from hiddenhand.validation import integer_text, shown
+from hiddenhand.validation import configuration, integer_text, shown
 
 CHANCE = -1
 """``State.current_player()`` at a chance node (OpenSpiel's ``PlayerId.CHANCE``)."""
@@ -187,6 +187,15 @@ class Rules(abc.ABC):
         """What the terminal face asks a person whose move it is."""
         labels = ", ".join(state.action_to_string(player, a) for a in state.legal_actions(player))
         return f"Your move ({labels}):"
+
+    def __str__(self) -> str:
+        """This configuration as messages name it (:func:`~hiddenhand.validation.configuration`):
+        the game, its number of players (a default one too: what a refusal most often turns
+        on) and the parameters that differ from the defaults; ``goofspiel with num_cards=3,
+        num_players=2``, or in a command's message ``goofspiel --cards 3 --players 2``."""
+        defaults = self.param_defaults()
+        told = {k: v for k, v in self.params.items() if k == "num_players" or k not in defaults or defaults[k] != v}
+        return configuration(self.name, told)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -367,7 +376,7 @@ class State(abc.ABC):
         named = shown(action)
         if player >= 0 and isinstance(action, (int, np.integer)) and 0 <= action < self.rules.num_actions:
             named += f" ({self.action_to_string(player, int(action))})"
-        return IllegalActionError(f"action {named} is illegal for {who} in {self.rules!r}; {self._legal_text(legal)}")
+        return IllegalActionError(f"action {named} is illegal for {who} in {self.rules}; {self._legal_text(legal)}")
 
 
 class AgentObservation(dict):

@@ -56,10 +56,16 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     except OSError as err:
         raise _cannot_write(path, err) from None
     try:
-        with os.fdopen(fd, mode) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with os.fdopen(fd, mode) as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as err:
+            if err.filename is not None:  # another file's error, which names it
+                raise
+            # The write itself failed (a full disk): say which file, and that its old content is kept.
+            raise _cannot_write(path, err, f"; nothing was lost: {path} is as it was before") from None
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
         try:
             os.replace(tmp, path)
@@ -72,9 +78,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     remove_stale_temps(path.parent, [path.name])
 
 
-def _cannot_write(path: Path, err: OSError) -> OSError:
-    """``err`` (of its own type) as one line naming the target, not the temporary file."""
-    return type(err)(f"cannot write {path}: {err.strerror or err}")
+def _cannot_write(path: Path, err: OSError, note: str = "") -> OSError:
+    """``err`` (of its own type) as one line naming the target, not the temporary file, then
+    ``note``. An error without an errno is numpy's short write (``8785 requested and 4080
+    written``), which says neither what was written nor why."""
+    reason = err.strerror or (f"the write stopped short ({err}): the disk may be full" if err.errno is None else err)
+    return type(err)(f"cannot write {path}: {reason}{note}")
 
 
 def remove_stale_temps(directory: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:

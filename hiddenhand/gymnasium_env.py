@@ -62,7 +62,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.rules = get(game).rules(**game_kwargs)
         n = self.rules.num_players
         if self.rules.max_game_length == 0:
-            raise ValueError(f"{self.rules!r} has no decision to learn")
+            raise ValueError(f"{self.rules} has no decision to learn")
         if seat != "random" and not (isinstance(seat, int) and 0 <= seat < n):
             raise ValueError(f"seat={seat!r} is not allowed; choose 'random' or a player id from 0 to {n - 1}")
         self.render_mode = check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
@@ -94,7 +94,7 @@ class SingleAgentEnv(gymnasium.Env):
             if not self.state.is_terminal():
                 return self._observation(), {"seat": self.seat}
         raise RuntimeError(
-            f"{MAX_GAMES_PER_RESET} games of {self.rules!r} in a row ended before seat {self.seat} had a move"
+            f"{MAX_GAMES_PER_RESET} games of {self.rules} in a row ended before seat {self.seat} had a move"
         )
 
     def step(self, action):

@@ -99,7 +99,7 @@ class Exact:
 
     def __call__(self, rules: Rules, *args: Any, **kwargs: Any) -> Any:
         if not self.covers(rules):
-            raise ValueError(f"{rules!r} is not covered: this exact method applies to {self.configurations}")
+            raise ValueError(f"{rules} is not covered: this exact method applies to {self.configurations}")
         return resolve(self.function)(rules, *args, **kwargs)
 
 

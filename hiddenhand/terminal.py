@@ -42,7 +42,7 @@ def play_in_terminal(
     carrying the results, so that the command exits with status 130 as for any Ctrl-C.
     """
     if len(opponents) != rules.num_players - 1:
-        raise ValueError(f"{rules!r} needs {rules.num_players - 1} opponents, got {len(opponents)}")
+        raise ValueError(f"{rules} needs {rules.num_players - 1} opponents, got {len(opponents)}")
     if not 0 <= seat < rules.num_players:
         raise ValueError(f"seat={seat} is out of range; allowed: 0 to {rules.num_players - 1}")
     seats = list(opponents)

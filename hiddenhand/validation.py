@@ -11,7 +11,9 @@ a ``ValueError`` that names the argument, the bad value and what is allowed.
   (:func:`split_items`) has no empty items and no spaces around its items.
 - Names: a message names a parameter through :func:`named`: ``num_cards=99`` as Python
   spells it, and, while a command runs, as the command line's flag (:func:`spelled_as`):
-  ``--cards 99``. The checks are written once and read right in both places.
+  ``--cards 99``. The checks are written once and read right in both places. A whole
+  configuration is named the same way (:func:`configuration`): ``goofspiel with num_cards=3``,
+  or on the command line ``goofspiel --cards 3``.
 """
 
 from __future__ import annotations
@@ -63,6 +65,27 @@ def named(name: str, value: Any = _NO_VALUE) -> str:
     if isinstance(value, (bool, np.bool_)) and len(flags) > 1:
         return flags[0] if value else flags[1]
     return f"{flags[0]} {_typed(value)}"
+
+
+def configuration(game: str, params: Mapping[str, Any]) -> str:
+    """The game ``game`` set up by ``params`` as a message names it, each parameter as
+    :func:`named` names it: ``goofspiel with num_cards=3, scoring='win_loss'``, or inside
+    :func:`spelled_as` the command line that sets it up, ``goofspiel --cards 3 --scoring
+    win_loss``, with the game as a command spells it (``bid-spoof``): what the reader typed,
+    or would type, not a Python repr."""
+    parts = [named(name, value) for name, value in params.items()]
+    if _FLAGS.get() is None:
+        return f"{game} with {', '.join(parts)}" if parts else game
+    return " ".join([game.replace("_", "-"), *parts])
+
+
+def mismatch(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
+    """Where two configurations differ, each parameter as :func:`named` names it: ``num_cards=3,
+    not num_cards=4``, or on the command line ``--cards 3, not --cards 4``: what a file was
+    made for against what it was asked for, over the parameters both name."""
+    differ = [name for name in found if name in wanted and found[name] != wanted[name]]
+    found_text, wanted_text = (" ".join(named(name, params[name]) for name in differ) for params in (found, wanted))
+    return f"{found_text}, not {wanted_text}"
 
 
 def _typed(value: Any) -> str:

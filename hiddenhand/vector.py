@@ -196,7 +196,7 @@ class RulesVectorEnv(VectorEnv):
             )
         if array.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one per game; got shape {array.shape}")
-        array = array.astype(np.int64, copy=False)
+        # Checked before the cast to int64, which would show a uint64 past 2**63 as a negative action.
         inside = (array >= 0) & (array < self.num_actions)
         legal = inside.copy()
         rows = np.flatnonzero(inside)
@@ -206,10 +206,10 @@ class RulesVectorEnv(VectorEnv):
             i = int(bad[0])
             more = f" ({len(bad) - 1} more games have illegal actions)" if len(bad) > 1 else ""
             raise IllegalActionError(
-                f"game {i}: action {int(array[i])} is illegal for player {int(self._player[i])} in {self.rules!r}; "
+                f"game {i}: action {int(array[i])} is illegal for player {int(self._player[i])} in {self.rules}; "
                 f"legal actions: {np.flatnonzero(self._mask[i]).tolist()}{more}"
             )
-        return np.ascontiguousarray(array)
+        return np.ascontiguousarray(array, dtype=np.int64)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_envs={self.num_envs}, {self.rules!r})"

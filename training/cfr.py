@@ -26,6 +26,7 @@ from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import Rules
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, to_tabular
 from hiddenhand.training.run import Point, Run
+from hiddenhand.validation import named
 
 ALGORITHMS = ("cfr", "cfr+", "mccfr-external", "mccfr-outcome")
 
@@ -71,13 +72,15 @@ def train_cfr(
     every ``eval_every`` of them and after the last; see the module docstring. Returns the
     curve (``steps`` are iterations; NashConv is ``exploitability * rules.num_players``)."""
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm={algorithm!r} is not allowed; choose one of: {', '.join(ALGORITHMS)}")
+        raise ValueError(f"{named('algorithm', algorithm)} is not allowed; choose one of: {', '.join(ALGORITHMS)}")
     if iterations < 1 or eval_every < 1:
-        raise ValueError(f"iterations={iterations} and eval_every={eval_every} must both be at least 1")
+        raise ValueError(
+            f"{named('iterations', iterations)} and {named('eval_every', eval_every)} must both be at least 1"
+        )
     if rules.utility_sum is None:
-        raise ValueError(f"CFR here measures NashConv of zero-sum or constant-sum games; {rules!r} is general-sum")
+        raise ValueError(f"CFR here measures NashConv of zero-sum or constant-sum games; {rules} is general-sum")
     if rules.max_game_length == 0:
-        raise ValueError(f"{rules!r} has no decision to learn")
+        raise ValueError(f"{rules} has no decision to learn")
     check_tree_size(rules)
     tree = cached_tree(HiddenhandGame(rules))
     solver = _Solver(algorithm, tree, seed)
@@ -133,11 +136,12 @@ def check_tree_size(rules: Rules, limit: float = TREE_LIMIT) -> None:
         name for name, params in game.env.configurations.items() if estimate_tree_size(game.rules(**params)) <= limit
     ]
     raise ValueError(
-        f"CFR enumerates the whole game tree: {rules!r} has about {size:.1e} histories, more than the "
+        f"CFR enumerates the whole game tree: {rules} has about {size:.1e} histories, more than the "
         f"{limit:.0e} that fit in memory here. Configurations of {game.name} that fit: "
         + "; ".join(f"{name} ({_options(game.env.configurations[name])})" for name in fits)
     )
 
 
 def _options(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
+    """A configuration's parameters as messages name them (``--cards 3`` on the command line)."""
+    return " ".join(named(k, v) for k, v in params.items())

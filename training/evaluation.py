@@ -98,7 +98,7 @@ def can_play(agent: Agent, rules: Rules) -> bool:
 def head_to_head(rules: Rules, a: Agent, b: Agent, games: int, seed: int | None = 0) -> MatchResult:
     """A against B in a two-player game, seats alternating."""
     if rules.num_players != 2:
-        raise ValueError(f"head_to_head needs a two-player game; {rules!r} has {rules.num_players}")
+        raise ValueError(f"head_to_head needs a two-player game; {rules} has {rules.num_players}")
     results = play_games(rules, [a, b], games, seed)
     return MatchResult.from_returns(results[:, 0], results[:, 1])
 
@@ -128,7 +128,7 @@ def tournament(
     ``rules_for(seating)`` gives the rules of each seating when they depend on who sits
     where (EggHead's public model names the seats of its behavioural analysts)."""
     if len(field) != rules.num_players:
-        raise ValueError(f"{rules!r} seats {rules.num_players} players; the field has {len(field)}")
+        raise ValueError(f"{rules} seats {rules.num_players} players; the field has {len(field)}")
     if games < 1:
         raise ValueError(f"games={games} must be at least 1")
     names = [name for name, _ in field]

@@ -5,9 +5,10 @@ and checks that name the option at fault before any work starts.
 An error names the flag as it was typed (``--cards 99 is out of range; allowed: 2 to 13``):
 argparse does so for what it checks itself, and every command runs inside
 :func:`spelled_by`, which has the library's own checks name their parameters by their flags
-(:func:`hiddenhand.validation.named`). The rules are the one place that knows a game
-parameter's range, so an option's text that is not an integer reaches them as text, for them
-to refuse with the range."""
+(:func:`hiddenhand.validation.named`) and configurations as the command line sets them up
+(``goofspiel --cards 3 --players 2``: :func:`hiddenhand.validation.configuration`). The
+rules are the one place that knows a game parameter's range, so an option's text that is not
+an integer reaches them as text, for them to refuse with the range."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ class BidSpoofRounds:
     def __init__(self, coins: int, zero_call: str = "round_start", **params: Any) -> None:
         self.rules = BidSpoofRules(**{"num_players": 2, **params}, coins=coins, zero_call=zero_call)
         if self.rules.num_players != 2:
-            raise ValueError(f"rounds are solved for two players; {self.rules!r} has {self.rules.num_players}")
+            raise ValueError(f"rounds are solved for two players; {self.rules} has {self.rules.num_players}")
 
     def keys(self) -> list[tuple[int, int]]:
         c = self.rules.coins

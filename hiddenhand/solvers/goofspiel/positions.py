@@ -42,6 +42,7 @@ from hiddenhand.envs.goofspiel_observation import position_observations
 from hiddenhand.exploitability import Exploitability, NotMeasurable
 from hiddenhand.solvers.goofspiel.coverage import unsolved
 from hiddenhand.solvers.goofspiel.patterns import Sets
+from hiddenhand.validation import named
 
 ROWS = 1 << 18
 """Positions per batch of policy queries (bounds the memory of the observations)."""
@@ -162,12 +163,12 @@ def _rules(rules: GoofspielRules | int) -> GoofspielRules:
     if differs:
         raise ValueError(
             f"the exact measure over positions is for two players, point difference, random prizes and revealed "
-            f"bids; {rules!r} differs in {differs}"
+            f"bids; this one differs in {', '.join(named(k, v) for k, v in differs.items())}"
         )
     if rules.num_cards > MAX_CARDS:
         raise NotMeasurable(
-            f"num_cards={rules.num_cards}: positions are measured exactly up to {MAX_CARDS} cards (the policies of one "
-            f"level take C(n, k)^3 * k^2 floats)"
+            f"{named('num_cards', rules.num_cards)}: positions are measured exactly up to {MAX_CARDS} cards (the "
+            f"policies of one level take C(n, k)^3 * k^2 floats)"
         )
     return rules
 

@@ -30,6 +30,7 @@ from hiddenhand.files import (
     remove_stale_temps,
     save_npz,
 )
+from hiddenhand.validation import mismatch
 
 FORMAT_VERSION = 2
 """Of solution files: format 2 stores one pattern of each mirror pair (:meth:`Indexer.halves`),
@@ -126,9 +127,15 @@ def _completed_levels(checkpoint: Path, shape, num_cards: int, scoring: str) -> 
     if not (checkpoint / MANIFEST).exists():
         return [np.zeros((1, 1))]
     manifest = _read_manifest(checkpoint)
-    found = manifest.get("scoring", POINT_DIFFERENCE)
-    if manifest["num_cards"] != num_cards or manifest["format"] != CHECKPOINT_FORMAT or found != scoring:
-        raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {manifest}")
+    if manifest["format"] != CHECKPOINT_FORMAT:
+        raise ValueError(
+            f"checkpoint {checkpoint} belongs to another solve: its format is {manifest['format']!r}, this version "
+            f"reads {CHECKPOINT_FORMAT}; delete it to solve from the start"
+        )
+    found = {"num_cards": manifest["num_cards"], "scoring": manifest.get("scoring", POINT_DIFFERENCE)}
+    wanted = {"num_cards": num_cards, "scoring": scoring}
+    if found != wanted:
+        raise ValueError(f"checkpoint {checkpoint} belongs to another solve: {mismatch(found, wanted)}")
     levels = [np.zeros((1, 1))]
     for k in range(1, num_cards + 1):
         expected = manifest["sha256"].get(str(k))
@@ -146,6 +153,9 @@ def _recorded_level(checkpoint: Path, k: int, shape, expected: str) -> np.ndarra
     if not file.exists():
         raise ValueError(_damaged(checkpoint, k, "is missing"))
     try:
+        with open(file, "rb") as handle:  # else numpy takes it for a pickle, and says to load it unsafely
+            if handle.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+                raise ValueError("it does not start as a .npy array does: zeroed, overwritten or empty")
         level = np.load(file, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as err:
         reason = " ".join(str(err).split()) or type(err).__name__
