@@ -7,7 +7,9 @@ every decision the observation, the action mask and the player to move must be e
 at every step the rewards, terminations and truncations. Random legal actions over several
 games per slot cover the automatic restarts. Every registered game is covered: a game with
 a batched env in each configuration its env declares and its defaults (and more sizes), a
-game without one by the error that says which games have one.
+game without one by the error that says which games have one. How a batched env draws
+chance, which that comparison cannot see, is checked apart: every game mirrored in the rules
+engine, every draw of a game held to the engine's ``chance_outcomes()``.
 """
 
 from __future__ import annotations
