@@ -90,6 +90,13 @@ def test_npz_round_trip_and_every_damage_named(tmp_path):
     path.write_bytes(good)
     rewrite_npz(path, b=arrays["b"].astype(np.int16))  # same values, another dtype
     refused(path, load, match="fails its checksum")
+    path.write_bytes(good)
+    rewrite_npz(path, a=arrays["a"].view(np.int64))  # the same bytes read as another dtype
+    refused(path, load, match="fails its checksum")
+    path.write_bytes(good)
+    rewrite_npz(path, a=arrays["a"].reshape(3, 2))  # the same bytes in another shape
+    refused(path, load, match="fails its checksum")
+    path.write_bytes(good)
     save_npz(path, {"n": 2}, {"a": arrays["a"]})  # intact, but not what the reader needs
     assert "it lacks meta 'kind', array 'b'" in refused(path, load)
     for content, reason in [
@@ -325,6 +332,25 @@ def test_a_resume_removes_the_temporary_files_of_killed_writes(tmp_path, solutio
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         kept + ["manifest.json"] + [f"level_0{k}.npy" for k in range(1, 5)]
     )
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
+    """An error inside the write, or in the rename (the target is a directory), leaves the
+    old file as it was and nothing else: a failed write is not a killed one, and its
+    temporary file is removed at once, not left for the next write of the target."""
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError, match="midway"):
+        with atomic_write(target) as handle:
+            handle.write(b"new" * 1000)
+            raise RuntimeError("midway")
+    assert list(tmp_path.iterdir()) == [target] and target.read_bytes() == b"old"
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OSError, match="cannot write"):
+        with atomic_write(tmp_path / "folder") as handle:
+            handle.write(b"new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "out.bin"]
+    assert not any((tmp_path / "folder").iterdir())
 
 
 def test_a_write_killed_midway_leaves_a_temporary_file_that_is_removed(tmp_path):

@@ -11,6 +11,7 @@ from conftest import play_out
 import hiddenhand
 from hiddenhand.agents import GoofspielEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
 from hiddenhand.agents.base import Agent
+from hiddenhand.core import decision_states
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_observations
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, tabular_policy
@@ -232,10 +233,23 @@ def test_batched_policies_equal_one_at_a_time(rules):
         many = agent.policy_batch(batch)
         one = np.stack([agent.policy({k: v[i] for k, v in batch.items()}) for i in range(len(many))])
         np.testing.assert_allclose(many, one, atol=1e-10)
+    # Besides each other, the two agents defined by a formula follow it.
+    legal = batch["action_mask"].astype(float)
+    np.testing.assert_allclose(RandomAgent().policy_batch(batch), legal / legal.sum(axis=1, keepdims=True))
+    weighted = legal * (1.0 + np.arange(rules.num_cards))
+    np.testing.assert_allclose(_Loop().policy_batch(batch), weighted / weighted.sum(axis=1, keepdims=True))
     tiny = _observations(GoofspielRules(num_cards=3))
     np.testing.assert_array_equal(
         table.policy_batch(tiny), [table.policy({"information_state": row}) for row in tiny["information_state"]]
     )
+    # The table is OpenSpiel's average policy at every decision of the game, as OpenSpiel gives it.
+    average = cfr.average_policy()
+    for state in decision_states(game.rules):
+        player = state.current_player()
+        expected = np.zeros(game.rules.num_actions)
+        for action, prob in average.get_state_policy(state.information_state_string(player)):
+            expected[action] = prob
+        np.testing.assert_allclose(table.policy(state.agent_observation(player)), expected, atol=1e-12)
 
 
 def test_ppo_batches_equal_sb3_contribs_own_distribution():
@@ -334,6 +348,56 @@ def test_values_over_positions_equal_openspiels_expected_returns(observation):
     seat1 = pyspiel.expected_returns(root, [theirs, mine], -1, True)[1]
     assert positions.value(agent, opponent, rules, progress=False) == pytest.approx((seat0 + seat1) / 2, abs=1e-9)
     assert positions.value(agent, agent, rules, progress=False) == pytest.approx(0.0, abs=1e-12)
+
+
+class _BySeat(Agent):
+    """A Markov agent that plays differently in each seat (it reads the seat of the full
+    observation, which is neither score nor history): ``styles[seat]`` is ``"high"`` or
+    ``"low"`` (it favours its high or its low cards: weights the cube of the card or of its
+    reverse) or a number, which picks a fixed random table of its hand, the prize and the
+    prizes to come."""
+
+    uses_score = uses_history = False
+
+    def __init__(self, rules, styles):
+        self.layout, self.styles = rules.information_layout, styles
+
+    def policy(self, observation):
+        views = self.layout.views(np.asarray(observation["observation"]))
+        mask = np.asarray(observation["action_mask"], dtype=float)
+        style = self.styles[int(np.argmax(views["seat"]))]
+        if style == "high":
+            weights = (np.arange(len(mask)) + 1.0) ** 3
+        elif style == "prize":
+            weights = np.exp(-2.0 * np.abs(np.arange(len(mask)) - np.argmax(views["prize"])))
+        else:
+            cards = [np.flatnonzero(views[name]) for name in ("hand", "prize", "prizes_to_come")]
+            shown = [int(sum(1 << c for c in chosen)) for chosen in cards]  # as bit sets
+            weights = 0.1 + np.random.default_rng([style, *shown]).random(len(mask))
+        weights = weights * mask
+        return weights / weights.sum()
+
+
+def test_values_of_seat_dependent_agents_equal_openspiels_expected_returns():
+    """Two agents that each play differently in each seat: the value over positions is the
+    mean of the agent in seat 0 against the opponent in seat 1 and the reverse, each read in
+    its own seat, as OpenSpiel's expected returns on the whole tree give them. The two
+    seatings are worth very different amounts, so a value that measured one seat, or that
+    asked the opponent in the agent's seat, would be far off; and each agent's best
+    responses are OpenSpiel's, seat by seat."""
+    rules = GoofspielRules(num_cards=4)
+    agent, opponent = _BySeat(rules, ("prize", 1)), _BySeat(rules, (2, "high"))
+    game = HiddenhandGame(rules)
+    root = cached_tree(game).new_initial_state()
+    mine, theirs = tabular_policy(game, agent), tabular_policy(game, opponent)
+    seat0 = pyspiel.expected_returns(root, [mine, theirs], -1, True)[0]
+    seat1 = pyspiel.expected_returns(root, [theirs, mine], -1, True)[1]
+    assert abs(seat0 - seat1) > 1.0
+    assert positions.value(agent, opponent, rules, progress=False) == pytest.approx((seat0 + seat1) / 2, abs=1e-9)
+    assert positions.value(opponent, agent, rules, progress=False) == pytest.approx(-(seat0 + seat1) / 2, abs=1e-9)
+    for who in (agent, opponent):
+        ours = positions.exploitability(who, rules, progress=False)
+        np.testing.assert_allclose(ours.per_seat, openspiel_exploitability(rules, who).per_seat, atol=1e-9)
 
 
 # ------------------------------------------------------------------ the command

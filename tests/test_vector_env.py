@@ -7,15 +7,19 @@ every decision the observation, the action mask and the player to move must be e
 at every step the rewards, terminations and truncations. Random legal actions over several
 games per slot cover the automatic restarts. Every registered game is covered: a game with
 a batched env in each configuration its env declares and its defaults (and more sizes), a
-game without one by the error that says which games have one.
+game without one by the error that says which games have one. How a batched env draws
+chance, which that comparison cannot see, is checked apart: every game mirrored in the rules
+engine, every draw of a game held to the engine's ``chance_outcomes()``.
 """
 
 from __future__ import annotations
 
 import pickle
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
+from scipy.stats import chi2
 
 from hiddenhand.core import IllegalActionError
 from hiddenhand.registry import games
@@ -231,6 +235,8 @@ def test_a_seed_repeats_the_games_and_another_seed_changes_them():
 
 
 def test_reset_restarts_every_game_and_a_pickled_env_goes_on_the_same(batched):
+    """Besides the original, the copy's step is held to the rules engine played with the
+    same moves (:class:`Mirror`): it goes on with the right games, not only the same ones."""
     game, kwargs = batched
     envs = vector_env(game, 4, **kwargs)
     start, _ = envs.reset(seed=5)
@@ -239,9 +245,12 @@ def test_reset_restarts_every_game_and_a_pickled_env_goes_on_the_same(batched):
         obs, *_ = envs.step(np.argmax(obs["action_mask"], axis=1))
     again, info = envs.reset(seed=5)
     np.testing.assert_array_equal(again["observation"], start["observation"])
+    mirror = Mirror(envs, again, info)
     copy = pickle.loads(pickle.dumps(envs))
     actions = np.argmax(again["action_mask"], axis=1)
-    np.testing.assert_array_equal(envs.step(actions)[0]["observation"], copy.step(actions)[0]["observation"])
+    stepped = copy.step(actions)
+    np.testing.assert_array_equal(envs.step(actions)[0]["observation"], stepped[0]["observation"])
+    mirror.step(actions, *stepped)
 
 
 def test_goofspiel_prizes_are_drawn_uniformly():
@@ -252,6 +261,117 @@ def test_goofspiel_prizes_are_drawn_uniformly():
     counts = obs["observation"][:, :4].sum(axis=0)
     assert counts.sum() == 8000
     assert np.all(np.abs(counts - 2000) < 100), counts
+
+
+def _chance_paths(state):
+    """Every way chance can go on from ``state`` to a decision or the end: ``(the state
+    there, [(chance_outcomes(), outcome drawn) at each chance node on the way])``."""
+    if not state.is_chance_node():
+        return [(state, [])]
+    outcomes = tuple(state.chance_outcomes())
+    paths = []
+    for action, _ in outcomes:
+        child = state.clone()
+        child.apply(action)
+        paths += [(leaf, [(outcomes, action), *draws]) for leaf, draws in _chance_paths(child)]
+    return paths
+
+
+class Mirror:
+    """Each game of a batched env played again in its own rules engine state, with the same
+    actions, an independent computation of what the env must return. Chance is read off the
+    env: at a chance node the outcome it drew is the one (of the engine's
+    ``chance_outcomes()``) that leads to the observation, mask and player it returned, or,
+    where the game ended, to its returns; anything else returned, or more than one outcome
+    fitting, fails. ``draws`` counts the outcomes drawn, per draw of a game (0 for the
+    first) and distribution the engine gives there: ``{(k, chance_outcomes()): Counter}``."""
+
+    def __init__(self, envs, obs, info):
+        self.rules = envs.rules
+        self.draws = defaultdict(Counter)
+        self.drawn = np.zeros(envs.num_envs, dtype=int)
+        self.ended = 0
+        self.states = [self._start(i, obs, info) for i in range(envs.num_envs)]
+
+    def step(self, actions, obs, rewards, terminations, truncations, info):
+        for i, state in enumerate(self.states):
+            state.apply(int(actions[i]))
+            if terminations[i] or truncations[i]:
+                returns, truncated = rewards[i].tolist(), bool(truncations[i])
+                self._follow(
+                    i, state, lambda s: s.is_terminal() and s.returns() == returns and s.is_truncated() == truncated
+                )
+                self.states[i] = self._start(i, obs, info)
+                self.ended += 1
+            else:
+                assert not rewards[i].any()
+                self.states[i] = self._follow(i, state, self._decision(i, obs, info))
+
+    def _start(self, i, obs, info):
+        self.drawn[i] = 0
+        return self._follow(i, self.rules.new_initial_state(), self._decision(i, obs, info))
+
+    @staticmethod
+    def _decision(i, obs, info):
+        player, seen, mask = int(info["player"][i]), obs["observation"][i], obs["action_mask"][i]
+        return lambda state: (
+            state.current_player() == player
+            and np.array_equal(state.observation_tensor(player), seen)
+            and np.array_equal(state.action_mask(player), mask)
+        )
+
+    def _follow(self, i, state, shows):
+        found = [(leaf, draws) for leaf, draws in _chance_paths(state) if shows(leaf)]
+        assert len(found) == 1, f"game {i}: {len(found)} ways for chance to go show what the batched env returned"
+        state, draws = found[0]
+        for outcomes, action in draws:
+            self.draws[self.drawn[i], outcomes][action] += 1
+            self.drawn[i] += 1
+        return state
+
+
+CHANCE_CASES = [
+    pytest.param(game, kwargs, id=f"{game}-{name}")
+    for game in BATCHED
+    for name, kwargs in games()[game].env.configurations.items()
+]
+
+
+@pytest.mark.parametrize("game,kwargs", CHANCE_CASES)
+def test_chance_is_drawn_as_the_rules_engine_deals_it_at_every_draw(game, kwargs):
+    """The move-for-move comparison feeds the batched env's draws to the PettingZoo env, so
+    it cannot see how they are drawn. Here every game of each configuration a batched env's
+    game declares is mirrored in the rules engine (:class:`Mirror`) over random games, and
+    the outcomes drawn at each draw of a game, pooled over the engine states that give the
+    same distribution, must fit the engine's probabilities (a Pearson chi-square test per
+    draw, p > 0.001): a prize drawn as the lowest one left, even only after the first, is far
+    outside. A game without chance must never reach a chance node (the mirror would find no
+    outcome that shows nothing drawn)."""
+    envs = vector_env(game, 64, **kwargs)
+    obs, info = envs.reset(seed=4)
+    mirror = Mirror(envs, obs, info)
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        actions = _legal_random(obs["action_mask"], rng)
+        obs, *rest, info = envs.step(actions)
+        mirror.step(actions, obs, *rest, info)
+    assert mirror.ended >= envs.num_envs  # whole games, several draws each
+    if not mirror.draws:
+        return
+    by_draw = defaultdict(lambda: [0.0, 0])  # draw of the game -> chi-square, degrees of freedom
+    for (k, outcomes), seen in mirror.draws.items():
+        total = sum(seen.values())
+        expected = np.array([total * p for _, p in outcomes])
+        observed = np.array([seen[action] for action, _ in outcomes])
+        if len(outcomes) < 2 or expected.min() < 5:
+            continue  # too few draws of this distribution for the test's approximation
+        by_draw[k][0] += float(((observed - expected) ** 2 / expected).sum())
+        by_draw[k][1] += len(outcomes) - 1
+    tested = sum(sum(seen.values()) for (k, _), seen in mirror.draws.items() if k in by_draw)
+    assert tested > 0.5 * sum(sum(seen.values()) for seen in mirror.draws.values())
+    assert len(by_draw) == 1 + max(k for k, outcomes in mirror.draws if len(outcomes) > 1)  # every draw tested
+    for k, (statistic, df) in sorted(by_draw.items()):
+        assert chi2.sf(statistic, df) > 1e-3, f"draw {k} of a game: chi-square {statistic:.1f} on {df} df"
 
 
 def test_spaces_are_the_pettingzoo_envs():
