@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.devices import torch_device
 from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
 
 MODEL_FILE, META_FILE = "model.zip", "agent.json"
@@ -65,10 +66,11 @@ class PPOAgent(Agent):
         with torch.no_grad():
             for start in range(0, len(masks), BATCH):
                 rows = slice(start, start + BATCH)
-                features = net.extract_features(torch.as_tensor(vectors[rows]), net.pi_features_extractor)
+                seen = torch.as_tensor(vectors[rows], device=net.device)
+                features = net.extract_features(seen, net.pi_features_extractor)
                 logits = net.action_net(net.mlp_extractor.forward_actor(features))
-                logits = logits.masked_fill(torch.as_tensor(~masks[rows]), -torch.inf)
-                out[rows] = torch.softmax(logits.double(), dim=1).numpy()
+                logits = logits.masked_fill(torch.as_tensor(~masks[rows], device=net.device), -torch.inf)
+                out[rows] = torch.softmax(logits.double(), dim=1).cpu().numpy()
         return out
 
     def save(self, directory: str | os.PathLike) -> Path:
@@ -84,9 +86,10 @@ class PPOAgent(Agent):
         return directory
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, seed: int | None = None) -> PPOAgent:
-        """Read an agent written by :meth:`save`; ``ValueError`` naming the file at fault if
-        ``agent.json`` is garbled or incomplete, or ``model.zip`` fails (or, written before
+    def load(cls, directory: str | os.PathLike, seed: int | None = None, device: str = "cpu") -> PPOAgent:
+        """Read an agent written by :meth:`save`, onto ``device`` (the CPU unless asked:
+        :func:`~hiddenhand.devices.torch_device`), whatever it was trained on; ``ValueError``
+        naming the file at fault if ``agent.json`` is garbled or incomplete, or ``model.zip`` fails (or, written before
         there were checksums, lacks) the checksum recorded in it."""
         from sb3_contrib import MaskablePPO
 
@@ -99,7 +102,7 @@ class PPOAgent(Agent):
             raise ValueError(f"{directory / META_FILE} is corrupt: its game or params are malformed")
         verify_file_digest(directory / MODEL_FILE, meta.get("model_sha256"), directory / META_FILE)
         with keeping_global_rngs():
-            model = MaskablePPO.load(directory / MODEL_FILE, device="cpu")
+            model = MaskablePPO.load(directory / MODEL_FILE, device=torch_device(device))
         return cls(model, meta["game"], meta["params"], seed=seed)
 
     def __repr__(self) -> str:

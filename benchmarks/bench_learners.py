@@ -17,6 +17,7 @@ import statistics
 import tempfile
 from dataclasses import replace
 
+from hiddenhand.registry import get
 from hiddenhand.training.policy_gradient import OURS, STUDY, train_selfplay
 
 
@@ -39,11 +40,9 @@ def main() -> None:
         for seed in args.seeds:
             with tempfile.TemporaryDirectory() as out:
                 curve = train_selfplay(
-                    "goofspiel",
-                    params,
-                    args.steps,
-                    out,
-                    learner=args.learner,
+                    get("goofspiel").rules(**params),
+                    steps=args.steps,
+                    out=out,
                     seed=seed,
                     eval_every=max(1, args.steps // 12),
                     settings=settings,

@@ -63,33 +63,29 @@ def main() -> None:
 
     from hiddenhand.registry import get
     from hiddenhand.training import plots
-    from hiddenhand.training.policy_gradient import train_selfplay
-    from hiddenhand.training.rllib_train import iterations_for, rllib_settings_for, train_rllib
+    from hiddenhand.training.policy_gradient import ppo_settings, train_selfplay
+    from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
 
     torch.set_num_threads(1)
     rules = get(args.game).rules(**args.params)
     settings = replace(rllib_settings_for(args.game), **args.rllib_settings)
-    iterations = iterations_for(args.decisions, settings)
     runs = []
     for envs in args.envs_per_runner:
         with tempfile.TemporaryDirectory() as out:
             curve = train_rllib(
-                args.game,
-                args.params,
-                iterations,
-                out,
-                env_runners=args.env_runners,
-                envs_per_runner=envs,
-                eval_every=max(1, iterations // args.measures),
+                rules,
+                steps=args.decisions,
+                out=out,
+                eval_every=max(1, args.decisions // args.measures),
                 progress=False,
-                settings=settings,
+                settings=replace(settings, env_runners=args.env_runners, envs_per_runner=envs),
             )
         where = "in the driver" if args.env_runners == 0 else f"on each of {args.env_runners} runners"
         runs.append((f"RLlib PPO, {envs} games {where}", curve))
     every = max(1, args.decisions // args.measures)
     with tempfile.TemporaryDirectory() as out:
         curve = train_selfplay(
-            args.game, args.params, args.decisions, out, learner="ppo", eval_every=every, progress=False
+            rules, steps=args.decisions, out=out, settings=ppo_settings(rules), eval_every=every, progress=False
         )
     runs.append(("hiddenhand selfplay PPO (one process)", curve))
     base = curve[-1].steps / curve[-1].seconds

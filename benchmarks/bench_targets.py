@@ -35,10 +35,11 @@ from pathlib import Path  # noqa: E402
 
 from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training import plots  # noqa: E402
-from hiddenhand.training.policy_gradient import train_selfplay  # noqa: E402
-from hiddenhand.training.sampled_regret import train_regret  # noqa: E402
+from hiddenhand.training.learners import learner as declared  # noqa: E402
 
 LEARNERS = {"regret": "sampled regret matching", "mmd": "self-play MMD", "ppo": "self-play tuned PPO"}
+DECLARED = {"regret": "regret", "mmd": "mmd", "ppo": "ppo-selfplay"}
+"""This script's names of the learners, and their declared names (training/learners.py)."""
 NETWORK_SLOWER = 50
 """A network learner makes about this many times fewer decisions a second than sampled regret
 matching, so it is measured this many times more often (per decision) for a curve as dense."""
@@ -66,13 +67,11 @@ bootstrapped from their round values, with smaller collections;
 def one_run(learner: str, name: str, seed: int, seconds: float, out: str) -> dict:
     game, params, _, every = CONFIGS[name]
     where = Path(out) / f"{name}{suffix(learner)}" / f"seed{seed}"
-    if learner == "regret":
-        curve = train_regret(game, params, 10**12, where, seed=seed, eval_every=every, progress=False, seconds=seconds)
-    else:
+    if learner != "regret":
         every //= NETWORK_SLOWER
-        curve = train_selfplay(
-            game, params, 10**12, where, learner, seed=seed, eval_every=every, progress=False, seconds=seconds
-        )
+    curve = declared(DECLARED[learner]).run(
+        get(game).rules(**params), steps=10**12, out=where, seed=seed, eval_every=every, progress=False, seconds=seconds
+    )
     return {"name": name, "seed": seed, "curve": [(p.steps, p.seconds, p.exploitability) for p in curve]}
 
 

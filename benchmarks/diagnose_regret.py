@@ -65,7 +65,7 @@ def exact(cards: int, iterations: int, weighting: str) -> list[tuple[int, float]
 
 
 def sampled(game: str, params: dict, decisions: int, settings: dict) -> list[tuple[int, float, float]]:
-    learner = SampledRegret(game, params, RegretSettings(**settings), 0)
+    learner = SampledRegret(get(game).rules(**params), RegretSettings(**settings), 0)
     declared, done, marks, out = get(game), 0, [decisions * q // 4 for q in (1, 2, 3, 4)], []
     while marks:
         steps, _ = learner.iterate()

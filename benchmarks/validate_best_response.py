@@ -43,7 +43,7 @@ from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.files import atomic_write
 from hiddenhand.registry import get
 from hiddenhand.training.best_response import approximate_exploitability
-from hiddenhand.training.ppo_pool import train_ppo
+from hiddenhand.training.ppo_pool import PoolSettings, train_ppo
 
 AGENTS = ("random", "medium", "hard", "ppo", "ppo-markov")
 PPO = {"ppo": "full", "ppo-markov": "markov"}
@@ -66,7 +66,8 @@ def build_agent(name: str, rules: GoofspielRules, ppo_steps: int, ppo_dir: Path)
         return make_agent("goofspiel", name, rules)
     directory = ppo_dir / f"goofspiel{rules.num_cards}_{PPO[name]}_{ppo_steps}"
     if not is_ppo_dir(directory):
-        train_ppo("goofspiel", rules.params, ppo_steps, directory, seed=0, eval_every=ppo_steps, exploitability="never")
+        settings = PoolSettings(exploitability="never")
+        train_ppo(rules, steps=ppo_steps, out=directory, seed=0, eval_every=ppo_steps, settings=settings)
     return PPOAgent.load(directory)
 
 

@@ -406,6 +406,17 @@ class AgentObservation(dict):
         return self[key] if key in self else default
 
 
+def check_rules(rules: Any, who: str = "a trainer") -> Rules:
+    """``rules`` if it is a game's Rules; else a ``TypeError`` that shows the call to write:
+    trainers took a game's name and its keyword arguments before they took its Rules."""
+    if isinstance(rules, Rules):
+        return rules
+    hint = ""
+    if isinstance(rules, str):
+        hint = f"; make them with hiddenhand.registry.get({rules!r}).rules(**parameters)"
+    raise TypeError(f"{who} takes a game's Rules, not {type(rules).__name__} {rules!r}{hint}")
+
+
 def sample_chance(state: State, rng: np.random.Generator) -> int:
     """One chance outcome of ``state`` drawn with ``rng`` (one uniform draw per call)."""
     outcomes = state.chance_outcomes()

@@ -215,13 +215,16 @@ class RulesVectorEnv(VectorEnv):
         return f"{type(self).__name__}(num_envs={self.num_envs}, {self.rules!r})"
 
 
-def vector_env(game: str, num_envs: int, **params: Any) -> RulesVectorEnv:
-    """The batched env of ``game`` (its registered name) with ``num_envs`` games of
-    ``params`` (the PettingZoo env's keyword arguments). A game without one raises
-    ``ValueError`` naming the games that have one."""
-    from hiddenhand.registry import games, get, resolve
+def vector_env(game: str | Rules, num_envs: int, **params: Any) -> RulesVectorEnv:
+    """The batched env of ``game`` (its registered name, with ``params``: the PettingZoo
+    env's keyword arguments; or its Rules) with ``num_envs`` games. A game without one
+    raises ``ValueError`` naming the games that have one."""
+    from hiddenhand.registry import game_of, games, get, resolve
 
-    declared = get(game)
+    if isinstance(game, Rules):
+        declared, params = game_of(game), {**game.params, **params}
+    else:
+        declared = get(game)
     if declared.vector is None:
         have = [name for name, g in games().items() if g.vector is not None]
         raise ValueError(

@@ -14,6 +14,7 @@ import hiddenhand
 import hiddenhand.training.benchmark as benchmark
 from hiddenhand.agents import load_agent
 from hiddenhand.interrupt import Interrupted
+from hiddenhand.training import cfr, ppo_pool
 from hiddenhand.training.benchmark import Budget, run_benchmark
 from hiddenhand.training.run import Point
 
@@ -169,15 +170,14 @@ def test_the_three_player_cfr_run_has_a_curve(tiny_run):
 def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, monkeypatch):
     """Ctrl-C during the first PPO run: the CFR runs before it are on disk, the report is
     written and says where it was cut, and the benchmark does not go on to other games."""
-    import hiddenhand.training.benchmark as benchmark
 
     calls = []
 
-    def interrupted_ppo(*args, **kwargs):
-        calls.append(args[0])
+    def interrupted_ppo(rules, **kwargs):
+        calls.append(rules.name)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(benchmark, "train_ppo", interrupted_ppo)
+    monkeypatch.setattr(ppo_pool, "train_ppo", interrupted_ppo)
     with pytest.raises(Interrupted, match="benchmark stopped by Ctrl-C"):
         run_benchmark(TINY, tmp_path, seed=0, progress=False)
     assert len(calls) == 1  # nothing ran after the interruption
@@ -206,13 +206,13 @@ def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, 
     changed.write_text(changed.read_text().replace('"ent_coef": 0.1,', '"ent_coef": 0.2,'))
     trained = []
     real = benchmark.train_learner
-    monkeypatch.setattr(benchmark, "train_learner", lambda *a: trained.append(a[4]) or real(*a))
+    monkeypatch.setattr(benchmark, "train_learner", lambda *a: trained.append(a[3]) or real(*a))
 
     def refuse(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr(benchmark, "train_cfr", refuse)
-    monkeypatch.setattr(benchmark, "train_ppo", refuse)
+    monkeypatch.setattr(cfr, "train_cfr", refuse)
+    monkeypatch.setattr(ppo_pool, "train_ppo", refuse)
     report = run_benchmark(replace(TINY, workers=1), out, seed=0, progress=False, resume=True)
     assert sorted(trained) == sorted([cut.parent, other.parent, changed.parent])
     runs = json.loads((out / "summary.json").read_text())["runs"]
@@ -329,7 +329,7 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     a learner it does not name trains the whole budget, and a name that is no learner is refused."""
     asked = {}
 
-    def fake(method, game, params, steps, out, seed, eval_every, progress):
+    def fake(method, rules, steps, out, seed, eval_every, progress):
         asked[method] = (steps, eval_every)
         return [Point(steps, 1.0, 0.5)]
 
@@ -341,6 +341,6 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     runs = benchmark._learned_runs(game, game.rules(**entry.params), entry, budget, tmp_path, 0, False, False)
     assert asked == {"mmd": (2000, 500), "nfsp": (500, 125)}
     assert [r.curve[-1][0] for r in runs] == [2000, 500]
-    wrong = Budget(**{**vars(TINY), "learner_share": {"cfr": 0.5}})
-    with pytest.raises(ValueError, match=r"unknown learners \['cfr'\]"):
+    wrong = Budget(**{**vars(TINY), "learner_share": {"dqn": 0.5}})
+    with pytest.raises(ValueError, match=r"unknown learners \['dqn'\]"):
         run_benchmark(wrong, tmp_path, progress=False)

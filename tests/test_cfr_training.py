@@ -10,7 +10,7 @@ from hiddenhand.agents import PolicyAgent, RandomAgent, load_agent
 from hiddenhand.cli import main
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.terminal import play_in_terminal
-from hiddenhand.training.cfr import train_cfr
+from hiddenhand.training.cfr import CFRSettings, train_cfr
 
 
 def read_curve(path):
@@ -21,7 +21,7 @@ def read_curve(path):
 @pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "mccfr-external", "mccfr-outcome"])
 def test_every_algorithm_writes_a_curve_and_a_policy(algorithm, tmp_path):
     rules = GoofspielRules(num_cards=3)
-    curve = train_cfr(rules, algorithm, iterations=60, eval_every=20, out_dir=tmp_path, progress=False)
+    curve = train_cfr(rules, eval_every=20, progress=False, steps=60, out=tmp_path, settings=CFRSettings(algorithm))
     assert [p.steps for p in curve] == [20, 40, 60]
     rows = read_curve(tmp_path / "curve.csv")
     assert [r["steps"] for r in rows] == [20, 40, 60]
@@ -40,7 +40,12 @@ def test_every_algorithm_writes_a_curve_and_a_policy(algorithm, tmp_path):
 
 def test_cfr_plus_converges_on_three_cards(tmp_path):
     curve = train_cfr(
-        GoofspielRules(num_cards=3), "cfr+", iterations=300, eval_every=100, out_dir=tmp_path, progress=False
+        GoofspielRules(num_cards=3),
+        eval_every=100,
+        progress=False,
+        steps=300,
+        out=tmp_path,
+        settings=CFRSettings("cfr+"),
     )
     assert curve[0].exploitability > curve[-1].exploitability
     assert curve[-1].exploitability < 5e-4
@@ -48,11 +53,17 @@ def test_cfr_plus_converges_on_three_cards(tmp_path):
 
 def test_bad_training_configuration(tmp_path):
     with pytest.raises(ValueError, match="algorithm='dqn' is not allowed"):
-        train_cfr(GoofspielRules(num_cards=3), "dqn", 10, 5, tmp_path)
+        train_cfr(GoofspielRules(num_cards=3), steps=10, eval_every=5, out=tmp_path, settings=CFRSettings("dqn"))
     with pytest.raises(ValueError, match="is general-sum"):
-        train_cfr(GoofspielRules(num_cards=3, scoring="total_points"), "cfr", 10, 5, tmp_path)
-    with pytest.raises(ValueError, match="iterations=0"):
-        train_cfr(GoofspielRules(num_cards=3), "cfr", 0, 5, tmp_path)
+        train_cfr(
+            GoofspielRules(num_cards=3, scoring="total_points"),
+            steps=10,
+            eval_every=5,
+            out=tmp_path,
+            settings=CFRSettings("cfr"),
+        )
+    with pytest.raises(ValueError, match="steps=0"):
+        train_cfr(GoofspielRules(num_cards=3), steps=0, eval_every=5, out=tmp_path, settings=CFRSettings("cfr"))
 
 
 def test_train_command_and_playing_the_result(tmp_path, capsys):
@@ -118,7 +129,12 @@ def test_cfr_on_a_three_player_game(tmp_path):
     from hiddenhand.envs.bid_spoof import BidSpoofRules
 
     curve = train_cfr(
-        BidSpoofRules(num_players=3, coins=1, objective="round"), "cfr+", 60, 20, tmp_path, progress=False
+        BidSpoofRules(num_players=3, coins=1, objective="round"),
+        steps=60,
+        eval_every=20,
+        out=tmp_path,
+        progress=False,
+        settings=CFRSettings("cfr+"),
     )
     rules = BidSpoofRules(num_players=3, coins=1, objective="round")
     uniform = ho.exploitability(rules, RandomAgent()).value  # OpenSpiel's best response: 0.353

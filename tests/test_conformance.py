@@ -38,7 +38,7 @@ from hiddenhand.agents import PolicyAgent, RandomAgent
 from hiddenhand.core import CHANCE, IllegalActionError, sample_chance
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import games
-from hiddenhand.training.cfr import train_cfr
+from hiddenhand.training.cfr import CFRSettings, train_cfr
 
 
 def faces(game):
@@ -454,7 +454,7 @@ def test_every_parameter_refuses_bad_values_by_name(game, param, bad):
 @pytest.mark.parametrize("game, kwargs", TINY)
 def test_a_saved_cfr_policy_has_the_nash_conv_it_was_trained_to(game, kwargs, tmp_path):
     rules = rules_of(game, kwargs)
-    curve = train_cfr(rules, "cfr+", iterations=30, eval_every=30, out_dir=tmp_path, progress=False)
+    curve = train_cfr(rules, eval_every=30, progress=False, steps=30, out=tmp_path, settings=CFRSettings("cfr+"))
     agent = PolicyAgent.load(tmp_path)
     nash_conv = curve[-1].exploitability * rules.num_players
     assert ho.nash_conv(ho.to_pyspiel(rules), agent) == pytest.approx(nash_conv, abs=1e-9)

@@ -28,6 +28,7 @@ from hiddenhand.agents import RandomAgent, load_agent
 from hiddenhand.envs import goofspiel_observation, goofspiel_vector
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.interrupt import Interrupted
+from hiddenhand.registry import get
 from hiddenhand.solvers.goofspiel import positions
 from hiddenhand.training import policy_gradient, run, sampled_regret
 from hiddenhand.training.evaluation import play_games
@@ -65,14 +66,19 @@ def pressing_inside(monkeypatch, module, name: str, call: int = 1) -> None:
 
 def regret(out, steps: int = 10**9):
     return sampled_regret.train_regret(
-        "goofspiel", MARKOV, steps, out, eval_every=20_000, settings=RegretSettings(games=64), progress=False
+        get("goofspiel").rules(**MARKOV),
+        steps=steps,
+        out=out,
+        eval_every=20_000,
+        settings=RegretSettings(games=64),
+        progress=False,
     )
 
 
 def selfplay(out):
     settings = replace(policy_gradient.settings_for("mmd", "goofspiel"), games=16, batch=256, epochs=1)
     return policy_gradient.train_selfplay(
-        "goofspiel", MARKOV, 10**9, out, eval_every=512, settings=settings, progress=False
+        get("goofspiel").rules(**MARKOV), steps=10**9, out=out, eval_every=512, settings=settings, progress=False
     )
 
 

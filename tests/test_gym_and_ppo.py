@@ -14,11 +14,12 @@ from hiddenhand.agents.base import Agent, legal_mask
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.cli import main
 from hiddenhand.core import IllegalActionError
+from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.training import head_to_head
-from hiddenhand.training.ppo_pool import train_ppo
+from hiddenhand.training.ppo_pool import PoolSettings, train_ppo
 
 GAMES = [
     ("goofspiel", dict(num_cards=4)),
@@ -80,16 +81,9 @@ def test_illegal_actions_end_the_episode_or_raise():
 @pytest.fixture(scope="module")
 def ppo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ppo4")
+    settings = PoolSettings(snapshot_every=1024, eval_games=100)
     curve = train_ppo(
-        "goofspiel",
-        dict(num_cards=4),
-        8192,
-        out,
-        seed=0,
-        snapshot_every=1024,
-        eval_every=4096,
-        eval_games=100,
-        progress=False,
+        GoofspielRules(num_cards=4), steps=8192, out=out, eval_every=4096, settings=settings, progress=False
     )
     return out, curve
 
@@ -127,26 +121,14 @@ def test_ppo_on_other_games_and_the_command(tmp_path, capsys, monkeypatch):
     scratch = tmp_path / "temp dir"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where stable-baselines3's default logger writes
-    curve = train_ppo(
-        "spoof",
-        dict(matches=2, objective="round"),
-        1024,
-        tmp_path / "spoof",
-        eval_every=512,
-        eval_games=20,
-        progress=False,
-    )
+    rules = SpoofRules(matches=2, objective="round")
+    settings = PoolSettings(eval_games=20)
+    curve = train_ppo(rules, steps=1024, out=tmp_path / "spoof", eval_every=512, settings=settings, progress=False)
     assert curve[-1].exploitability is not None and 0 <= curve[-1].exploitability <= 0.5
     assert not list(scratch.glob("SB3-*"))  # no empty log folder of stable-baselines3 left behind
-    curve = train_ppo(
-        "bid_spoof",
-        dict(num_players=3, coins=1, objective="round"),
-        1024,
-        tmp_path / "bid",
-        eval_every=1024,
-        eval_games=10,
-        progress=False,
-    )
+    rules = BidSpoofRules(num_players=3, coins=1, objective="round")
+    settings = PoolSettings(eval_games=10)
+    curve = train_ppo(rules, steps=1024, out=tmp_path / "bid", eval_every=1024, settings=settings, progress=False)
     assert curve[-1].exploitability is None and set(curve[-1].against) == {"random", "heuristic"}
     assert (
         main(
@@ -159,7 +141,7 @@ def test_ppo_on_other_games_and_the_command(tmp_path, capsys, monkeypatch):
                 "--valids-in-observation",
                 "--target",
                 "1",
-                "--timesteps",
+                "--steps",
                 "600",
                 "--eval-every",
                 "600",

@@ -23,6 +23,7 @@ from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.solvers.sequence_form import solve
 from hiddenhand.terminal import play_in_terminal
 from hiddenhand.training import train_cfr
+from hiddenhand.training.cfr import CFRSettings
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "kuhn_poker.py"
 
@@ -91,7 +92,9 @@ def test_game_value_by_the_sequence_form_lp(kuhn):
 
 def test_cfr_plus_converges(kuhn, tmp_path):
     # NashConv first dips below 1e-3 at 116 iterations, last exceeds it at 269 (0.0005 at 400).
-    curve = train_cfr(kuhn["KuhnRules"](), "cfr+", 400, 100, tmp_path, progress=False)
+    curve = train_cfr(
+        kuhn["KuhnRules"](), steps=400, eval_every=100, out=tmp_path, progress=False, settings=CFRSettings("cfr+")
+    )
     assert [p.steps for p in curve] == [100, 200, 300, 400]
     assert curve[-1].exploitability < 1e-3 / 2 < curve[0].exploitability  # NashConv over two seats
     assert (tmp_path / "policy.npz").exists()

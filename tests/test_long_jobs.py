@@ -16,8 +16,9 @@ from hiddenhand.cli import main
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.spoof import SpoofRules
 from hiddenhand.interrupt import Interrupted, held_ctrl_c
+from hiddenhand.registry import get
 from hiddenhand.training import cfr
-from hiddenhand.training.cfr import check_tree_size, estimate_tree_size, train_cfr
+from hiddenhand.training.cfr import CFRSettings, check_tree_size, estimate_tree_size, train_cfr
 
 
 def press_ctrl_c_at_step(monkeypatch, step):
@@ -50,7 +51,7 @@ def test_ctrl_c_twice_in_train_cfr_keeps_the_policy(tmp_path, monkeypatch):
     monkeypatch.setattr(cfr.pyspiel, "nash_conv", nash_conv_then_interrupt)
     rules = GoofspielRules(num_cards=3)
     with pytest.raises(Interrupted, match="after 7 of 50 iterations") as info:
-        train_cfr(rules, "cfr+", 50, 5, tmp_path, progress=False)
+        train_cfr(rules, steps=50, eval_every=5, out=tmp_path, progress=False, settings=CFRSettings("cfr+"))
     assert [p.steps for p in info.value.result] == [5]
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["interrupted"] is True and run["steps"] == 7 and [p["steps"] for p in run["curve"]] == [5]
@@ -130,7 +131,14 @@ def _tiny_run(name):
     markov = {"num_cards": 3, "observation": "markov"}
     if name == "cfr":
         return (
-            lambda out: train_cfr(GoofspielRules(num_cards=3), "cfr+", 50, 5, out, progress=False),
+            lambda out: train_cfr(
+                GoofspielRules(num_cards=3),
+                steps=50,
+                eval_every=5,
+                out=out,
+                progress=False,
+                settings=CFRSettings("cfr+"),
+            ),
             (cfr.pyspiel, "nash_conv"),
             PolicyAgent,
             "goofspiel",
@@ -139,14 +147,11 @@ def _tiny_run(name):
     if name == "ppo":
         return (
             lambda out: ppo_pool.train_ppo(
-                "goofspiel",
-                markov,
-                4096,
-                out,
-                n_steps=256,
-                snapshot_every=256,
+                GoofspielRules(**markov),
+                steps=4096,
+                out=out,
                 eval_every=512,
-                eval_games=4,
+                settings=ppo_pool.PoolSettings(n_steps=256, snapshot_every=256, eval_games=4),
                 progress=False,
             ),
             (ppo_pool, "exact_measure"),
@@ -158,7 +163,7 @@ def _tiny_run(name):
         settings = replace(policy_gradient.settings_for("mmd", "goofspiel"), games=8, batch=256, epochs=1)
         return (
             lambda out: policy_gradient.train_selfplay(
-                "goofspiel", markov, 3000, out, eval_every=300, settings=settings, progress=False
+                get("goofspiel").rules(**markov), steps=3000, out=out, eval_every=300, settings=settings, progress=False
             ),
             (policy_gradient, "exact_measure"),
             PPOAgent,
@@ -168,7 +173,12 @@ def _tiny_run(name):
     if name == "regret":
         return (
             lambda out: sampled_regret.train_regret(
-                "goofspiel", markov, 40_000, out, eval_every=4000, settings=RegretSettings(games=64), progress=False
+                get("goofspiel").rules(**markov),
+                steps=40_000,
+                out=out,
+                eval_every=4000,
+                settings=RegretSettings(games=64),
+                progress=False,
             ),
             (sampled_regret, "exact_measure"),
             PolicyAgent,
@@ -179,7 +189,7 @@ def _tiny_run(name):
         settings = replace(nfsp.NFSP_OURS, min_buffer_size_to_learn=64, batch_size=32, learn_every=16)
         return (
             lambda out: nfsp.train_nfsp(
-                "goofspiel", markov, 3000, out, eval_every=200, settings=settings, progress=False
+                get("goofspiel").rules(**markov), steps=3000, out=out, eval_every=200, settings=settings, progress=False
             ),
             (nfsp, "exact_measure"),
             NetworkAgent,
@@ -196,7 +206,9 @@ def _tiny_run(name):
         mixture_max_histories=0,
     )
     return (
-        lambda out: psro.train_psro("goofspiel", markov, 5000, out, eval_every=1, settings=settings, progress=False),
+        lambda out: psro.train_psro(
+            get("goofspiel").rules(**markov), steps=5000, out=out, eval_every=1, settings=settings, progress=False
+        ),
         (psro, "exact_measure"),
         NetworkAgent,
         "goofspiel",

@@ -14,6 +14,7 @@ import hiddenhand
 from hiddenhand.agents import NetworkAgent, load_agent
 from hiddenhand.agents.network import Member, is_network_dir, mlp
 from hiddenhand.core import CHANCE, sample_chance
+from hiddenhand.registry import get
 from hiddenhand.training.nfsp import NFSP_OURS, train_nfsp
 from hiddenhand.training.openspiel_rl import environment
 from hiddenhand.training.psro import PSRO_OURS, _mixture_measure, train_psro
@@ -76,7 +77,7 @@ def test_nfsp_learns_goofspiel_and_saves_what_it_measured(tmp_path):
     100,000 decisions); the test asks for less than 2.2. Untrained, the network is within
     0.1 of uniform play's figure (2.48 with this seed)."""
     game, params = GOOFSPIEL
-    curve = train_nfsp(game, params, 15_000, tmp_path, seed=3, eval_every=7500, progress=False)
+    curve = train_nfsp(get(game).rules(**params), steps=15_000, out=tmp_path, seed=3, eval_every=7500, progress=False)
     assert [p.steps for p in curve][:2] == [0, 7500] and curve[-1].steps >= 15_000
     rules = hiddenhand.games()[game].rules(**params)
     uniform = hiddenhand.games()[game].exact_exploitability(rules, load_agent(game, "random"))
@@ -90,7 +91,9 @@ def test_nfsp_learns_goofspiel_and_saves_what_it_measured(tmp_path):
 
 def test_nfsp_on_a_spoof_round(tmp_path):
     game, params = SPOOF
-    curve = train_nfsp(game, params, 1500, tmp_path, seed=1, eval_every=700, settings=TINY_NFSP, progress=False)
+    curve = train_nfsp(
+        get(game).rules(**params), steps=1500, out=tmp_path, seed=1, eval_every=700, settings=TINY_NFSP, progress=False
+    )
     assert [p.steps for p in curve][0] == 0 and len(curve) >= 3
     check_saved_run(tmp_path, game, params, curve)
 
@@ -101,7 +104,9 @@ def test_psro_trains_saves_and_reloads(tmp_path, game, params):
     # to keep the test short: the Spoof round's is taken, and checked below.
     limit = 0 if game == "goofspiel" else TINY_PSRO.mixture_max_histories
     settings = replace(TINY_PSRO, mixture_max_histories=limit)
-    curve = train_psro(game, params, 500, tmp_path, seed=1, eval_every=1, settings=settings, progress=False)
+    curve = train_psro(
+        get(game).rules(**params), steps=500, out=tmp_path, seed=1, eval_every=1, settings=settings, progress=False
+    )
     record = check_saved_run(tmp_path, game, params, curve)
     points = record["curve"]
     assert record["learner"] == "PSRO" and record["iterations"] >= 1
@@ -136,7 +141,15 @@ def test_the_mixture_of_one_policy_is_that_policy(tmp_path):
     NashConv) gives each trained member alone the exact exploitability the game's own
     measure gives it; a mixture of two is neither's."""
     game, params = SPOOF
-    train_psro(game, params, 1500, tmp_path, seed=2, eval_every=10**6, settings=TINY_PSRO, progress=False)
+    train_psro(
+        get(game).rules(**params),
+        steps=1500,
+        out=tmp_path,
+        seed=2,
+        eval_every=10**6,
+        settings=TINY_PSRO,
+        progress=False,
+    )
     saved = NetworkAgent.load(tmp_path)
     declared = hiddenhand.games()[game]
     rules = declared.rules(**params)
@@ -155,11 +168,25 @@ def test_the_mixture_of_one_policy_is_that_policy(tmp_path):
 
 def test_settings_that_would_fail_deep_inside_are_refused(tmp_path):
     with pytest.raises(ValueError, match="learn_every=2 is too small"):
-        train_nfsp(*SPOOF, 100, tmp_path, settings=replace(NFSP_OURS, learn_every=2), progress=False)
+        train_nfsp(
+            get(SPOOF[0]).rules(**SPOOF[1]),
+            steps=100,
+            out=tmp_path,
+            settings=replace(NFSP_OURS, learn_every=2),
+            progress=False,
+        )
     with pytest.raises(ValueError, match="two-player"):
-        train_psro("goofspiel", {"num_cards": 3, "num_players": 3}, 100, tmp_path, progress=False)
+        train_psro(
+            get("goofspiel").rules(**{"num_cards": 3, "num_players": 3}), steps=100, out=tmp_path, progress=False
+        )
     with pytest.raises(ValueError, match="meta_solver"):
-        train_psro(*SPOOF, 100, tmp_path, settings=replace(PSRO_OURS, meta_solver="nash"), progress=False)
+        train_psro(
+            get(SPOOF[0]).rules(**SPOOF[1]),
+            steps=100,
+            out=tmp_path,
+            settings=replace(PSRO_OURS, meta_solver="nash"),
+            progress=False,
+        )
 
 
 @pytest.mark.parametrize("train, settings", [(train_nfsp, TINY_NFSP), (train_psro, TINY_PSRO)], ids=["nfsp", "psro"])
@@ -180,7 +207,15 @@ def test_runs_reproduce_whatever_the_global_generators_hold(tmp_path, train, set
         random.seed(k)
         np.random.seed(k)
         curves.append(
-            train(game, params, 900, tmp_path / str(k), seed=4, eval_every=300, settings=settings, progress=False)
+            train(
+                get(game).rules(**params),
+                steps=900,
+                out=tmp_path / str(k),
+                seed=4,
+                eval_every=300,
+                settings=settings,
+                progress=False,
+            )  # fmt: skip
         )
         assert (random.random(), np.random.random()) == states[-1]  # left as they were
     assert [p.exploitability for p in curves[0]] == [p.exploitability for p in curves[1]]

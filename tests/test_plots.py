@@ -15,7 +15,7 @@ import hiddenhand
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.training import plots
 from hiddenhand.training.benchmark import Run, _figure
-from hiddenhand.training.cfr import train_cfr
+from hiddenhand.training.cfr import CFRSettings, train_cfr
 from hiddenhand.training.run import Point, curve_figure
 
 GAMES = sorted(hiddenhand.games())  # ours and the example's Kuhn poker (tests/conftest.py)
@@ -122,7 +122,7 @@ def test_cfr_plots_exploitability_as_the_benchmark_does(game, tmp_path):
     third of it for three-player EggHead: tests/test_conformance.py checks the NashConv)
     against iterations, both axes logarithmic, under the label the benchmark's panels use."""
     rules = tiny(game)
-    curve = train_cfr(rules, "cfr+", iterations=6, eval_every=2, out_dir=tmp_path, progress=False)
+    curve = train_cfr(rules, eval_every=2, progress=False, steps=6, out=tmp_path, settings=CFRSettings("cfr+"))
     with open(tmp_path / "curve.csv") as handle:
         rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
     fig = curve_figure(curve, "cfr+", unit="iteration")

@@ -10,6 +10,7 @@ import pytest
 
 import hiddenhand
 from hiddenhand.agents import PPOAgent
+from hiddenhand.registry import get
 from hiddenhand.training.policy_gradient import _Collector, gae, settings_for, train_selfplay
 
 TINY = dict(games=8, batch=256, epochs=2)
@@ -99,7 +100,13 @@ def test_a_run_reproduces_saves_and_reloads(tmp_path):
     settings = replace(settings_for("mmd", "goofspiel"), **TINY)
     curves = [
         train_selfplay(
-            "goofspiel", params, 600, tmp_path / str(k), seed=3, eval_every=300, settings=settings, progress=False
+            get("goofspiel").rules(**params),
+            steps=600,
+            out=tmp_path / str(k),
+            seed=3,
+            eval_every=300,
+            settings=settings,
+            progress=False,
         )
         for k in (0, 1)
     ]
@@ -119,10 +126,10 @@ def test_a_run_reproduces_saves_and_reloads(tmp_path):
 def test_a_budget_of_seconds_ends_the_run_after_the_update_that_spends_it(tmp_path):
     settings = replace(settings_for("ppo", "goofspiel"), **TINY)
     params = {"num_cards": 3, "observation": "markov"}
+    rules = get("goofspiel").rules(**params)
     curve = train_selfplay(
-        "goofspiel", params, 10**9, tmp_path, learner="ppo", eval_every=10**9, settings=settings, progress=False,
-        seconds=0.5,
-    )  # fmt: skip
+        rules, steps=10**9, out=tmp_path, eval_every=10**9, settings=settings, progress=False, seconds=0.5
+    )
     assert len(curve) == 2 and curve[0].steps == 0  # the first measure, then the final one where the budget ended it
     assert 0 < curve[-1].steps < 10**9 and curve[-1].steps % 256 == 0  # whole updates (8 games, 32 steps each)
     assert curve[-1].seconds >= 0.5
@@ -130,9 +137,13 @@ def test_a_budget_of_seconds_ends_the_run_after_the_update_that_spends_it(tmp_pa
 
 def test_bad_settings_are_refused(tmp_path):
     with pytest.raises(ValueError, match="learner='sgd' is not allowed; choose one of: 'ppo', 'mmd'"):
-        train_selfplay("goofspiel", {"num_cards": 3}, 10, tmp_path, learner="sgd", progress=False)
+        settings_for("sgd", "goofspiel")
+    with pytest.raises(TypeError, match=r"make them with hiddenhand.registry.get\('goofspiel'\).rules"):
+        train_selfplay("goofspiel", steps=10, out=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="device='tpu' is not allowed; choose one of: auto, cpu, cuda"):
+        train_selfplay(get("goofspiel").rules(num_cards=3), steps=10, out=tmp_path, device="tpu", progress=False)
     with pytest.raises(ValueError, match="steps"):
-        train_selfplay("goofspiel", {"num_cards": 3}, 0, tmp_path, progress=False)
+        train_selfplay(get("goofspiel").rules(**{"num_cards": 3}), steps=0, out=tmp_path, progress=False)
 
 
 def test_a_seeded_mmd_run_on_4_cards_beats_the_heuristics_exploitability(tmp_path):
@@ -141,10 +152,9 @@ def test_a_seeded_mmd_run_on_4_cards_beats_the_heuristics_exploitability(tmp_pat
     settings get below every heuristic that plays the Markov observation, as the game's
     exact measure gives their figures here (1.03 with this seed)."""
     curve = train_selfplay(
-        "goofspiel",
-        {"num_cards": 4, "observation": "markov"},
-        250_000,
-        tmp_path,
+        get("goofspiel").rules(**{"num_cards": 4, "observation": "markov"}),
+        steps=250_000,
+        out=tmp_path,
         seed=1,
         eval_every=250_000,
         progress=False,
@@ -160,11 +170,14 @@ def test_the_command_trains_prints_and_saves(tmp_path, capsys):
     from hiddenhand.cli import main
 
     out = tmp_path / "run"
-    args = ["train", "selfplay", "goofspiel", "--cards", "3", "--observation", "markov", "--learner", "ppo"]
+    args = ["train", "ppo-selfplay", "goofspiel", "--cards", "3", "--observation", "markov"]
     assert main([*args, "--steps", "600", "--eval-every", "300", "--out", str(out)]) == 0
     line = capsys.readouterr().out
-    assert line.startswith("PPO self-play on GoofspielRules(num_cards=3") and "exploitability" in line
-    recorded = float(line.split("exploitability ")[1].split(";")[0])
+    assert (
+        line.startswith("ppo-selfplay on goofspiel --cards 3 --players 2 --observation markov: ")
+        and "exploitability" in line
+    )
+    recorded = float(line.split("exploitability ")[1].split()[0])
     rules = hiddenhand.games()["goofspiel"].rules(num_cards=3, observation="markov")
     agent = PPOAgent.load(out)
     assert hiddenhand.games()["goofspiel"].exact_exploitability(rules, agent) == pytest.approx(recorded, rel=1e-3)
@@ -173,7 +186,7 @@ def test_the_command_trains_prints_and_saves(tmp_path, capsys):
 def test_the_command_s_seconds_end_a_run_before_its_steps(tmp_path):
     from hiddenhand.cli import main
 
-    args = ["train", "selfplay", "goofspiel", "--cards", "3", "--observation", "markov", "--learner", "ppo"]
+    args = ["train", "ppo-selfplay", "goofspiel", "--cards", "3", "--observation", "markov"]
     budget = ["--steps", "100000000", "--eval-every", "100000000", "--seconds", "1"]
     assert main([*args, *budget, "--out", str(tmp_path)]) == 0
     record = json.loads((tmp_path / "run.json").read_text())

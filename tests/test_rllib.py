@@ -13,6 +13,7 @@ from conftest import ctrl_c_during_measure_then_save
 
 import hiddenhand
 from hiddenhand.core import play_chance
+from hiddenhand.envs.goofspiel import GoofspielRules
 
 pytestmark = pytest.mark.xdist_group("ray")  # one Ray instance at a time: both modules run on one worker
 
@@ -45,13 +46,12 @@ def _decision_observations(rules, count: int, seed: int = 0):
 @pytest.mark.parametrize("game", sorted(SMALL))
 def test_two_iterations_on_each_game_train_save_and_reload(ray_local, game, tmp_path):
     from hiddenhand.agents import load_agent
-    from hiddenhand.training.rllib_train import train_rllib
+    from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
 
     declared = hiddenhand.games()[game]
     rules = declared.rules(**SMALL[game])
-    curve = train_rllib(
-        game, SMALL[game], 2, tmp_path, env_runners=1, envs_per_runner=2, batch=256, eval_every=1, progress=False
-    )
+    settings = replace(rllib_settings_for(game), env_runners=1, envs_per_runner=2, batch=256)
+    curve = train_rllib(rules, steps=512, out=tmp_path, eval_every=512, settings=settings, progress=False)
     assert len(curve) == 2 and curve[-1].steps >= 512
     agent = load_agent(game, str(tmp_path), SMALL[game])
     shown = _decision_observations(rules, 300)
@@ -180,11 +180,11 @@ def test_the_benchmark_trains_rllib_as_one_of_its_learners(ray_local, tmp_path):
     from hiddenhand.training.benchmark import train_learner
 
     params = SMALL["goofspiel"]
-    curve = train_learner("rllib", "goofspiel", params, 3000, tmp_path, 0, 2048, False)
-    assert len(curve) == 2 and 2048 <= curve[0].steps < 4096 <= curve[-1].steps
+    rules = hiddenhand.games()["goofspiel"].rules(**params)
+    curve = train_learner("rllib", rules, 3000, tmp_path, 0, 2048, False)
+    assert [point.steps for point in curve] == [0, 2048, 4096]
     assert all(point.exploitability is not None for point in curve)
     agent = load_agent("goofspiel", str(tmp_path), params)
-    rules = hiddenhand.games()["goofspiel"].rules(**params)
     assert hiddenhand.games()["goofspiel"].exact_exploitability(rules, agent) == pytest.approx(
         curve[-1].exploitability, abs=1e-9
     )
@@ -192,12 +192,14 @@ def test_the_benchmark_trains_rllib_as_one_of_its_learners(ray_local, tmp_path):
 
 def test_bad_settings_are_refused(ray_local, tmp_path):
     from hiddenhand.rllib import ppo_config
-    from hiddenhand.training.rllib_train import train_rllib
+    from hiddenhand.training.rllib_train import RLlibSettings, train_rllib
 
     with pytest.raises(ValueError, match="policy='both' is not allowed"):
         ppo_config("goofspiel", {"num_cards": 4}, policy="both")
-    with pytest.raises(ValueError, match="iterations"):
-        train_rllib("goofspiel", {"num_cards": 4}, 0, tmp_path, progress=False)
+    with pytest.raises(ValueError, match="steps"):
+        train_rllib(GoofspielRules(num_cards=4), steps=0, out=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="policy='both' is not allowed"):
+        train_rllib(GoofspielRules(num_cards=4), steps=1, out=tmp_path, settings=RLlibSettings(policy="both"))
 
 
 @pytest.mark.ctrl_c
@@ -216,7 +218,12 @@ def test_a_second_ctrl_c_during_the_save_skips_only_the_final_measure(ray_local,
     measures = ctrl_c_during_measure_then_save(
         monkeypatch,
         lambda: rllib_train.train_rllib(
-            "goofspiel", params, 5, tmp_path, env_runners=1, envs_per_runner=2, batch=256, eval_every=1, progress=False
+            GoofspielRules(**params),
+            steps=5 * 256,
+            out=tmp_path,
+            eval_every=256,
+            settings=replace(rllib_train.rllib_settings_for("goofspiel"), env_runners=1, envs_per_runner=2, batch=256),
+            progress=False,
         ),
         rllib_train,
         "exact_measure",

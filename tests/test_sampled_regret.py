@@ -54,7 +54,7 @@ def test_credits_are_unbiased_samples_of_the_exact_values(zero_sum, probe, monke
     whether the explorer explores at every decision or at its probe."""
     n = 3
     settings = RegretSettings(games=2048, probe=probe, canonical=False)  # rows are positions, as the pass reads them
-    learner = SampledRegret("goofspiel", {"num_cards": n, "observation": "markov"}, settings, 0)
+    learner = SampledRegret(get("goofspiel").rules(**{"num_cards": n, "observation": "markov"}), settings, 0)
     learner.zero_sum = zero_sum
     samples: list[tuple[np.ndarray, ...]] = []
 
@@ -101,7 +101,9 @@ def test_it_approaches_the_equilibrium_of_small_goofspiel(tmp_path):
     """Three Markov cards: the exact exploitability of the average policy falls from uniform
     play's to a tenth of it, as measured by the game's own exact measure."""
     params = SMALL["goofspiel"]
-    curve = train_regret("goofspiel", params, 2_000_000, tmp_path, eval_every=1_000_000, progress=False)
+    curve = train_regret(
+        get("goofspiel").rules(**params), steps=2_000_000, out=tmp_path, eval_every=1_000_000, progress=False
+    )
     uniform = get("goofspiel").exact_exploitability(get("goofspiel").rules(**params), load_agent("goofspiel", "random"))
     assert curve[0].exploitability == pytest.approx(uniform)
     assert curve[-1].exploitability < 0.1 * uniform
@@ -115,7 +117,12 @@ def test_every_batched_game_learns_saves_and_loads(game, tmp_path):
     legal moves, uniformly where its table has no row."""
     params = SMALL[game]
     curve = train_regret(
-        game, params, 1_200_000, tmp_path, eval_every=600_000, settings=RegretSettings(games=256), progress=False
+        get(game).rules(**params),
+        steps=1_200_000,
+        out=tmp_path,
+        eval_every=600_000,
+        settings=RegretSettings(games=256),
+        progress=False,
     )
     assert curve[0].steps == 0 and curve[-1].steps >= 1_200_000
     declared = get(game)
@@ -175,7 +182,7 @@ def test_a_policy_keyed_by_the_observation_plays_uniformly_off_its_rows():
 )
 def test_bad_settings_are_refused_by_name(name, value):
     with pytest.raises(ValueError, match=name):
-        SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(**{name: value}), 0)
+        SampledRegret(get("goofspiel").rules(**SMALL["goofspiel"]), RegretSettings(**{name: value}), 0)
 
 
 def test_bootstrap_is_refused_on_a_game_whose_states_mark_no_round_states(monkeypatch):
@@ -185,7 +192,7 @@ def test_bootstrap_is_refused_on_a_game_whose_states_mark_no_round_states(monkey
 
     monkeypatch.setattr(GoofspielState, "round_state", State.round_state)
     with pytest.raises(ValueError, match=r"bootstrap=True is not allowed on goofspiel.*allowed: bootstrap=False"):
-        SampledRegret("goofspiel", SMALL["goofspiel"], RegretSettings(bootstrap=True), 0)
+        SampledRegret(get("goofspiel").rules(**SMALL["goofspiel"]), RegretSettings(bootstrap=True), 0)
 
 
 def test_bootstrapped_round_values_reach_the_exact_solvers_and_the_policy_the_equilibrium():
@@ -196,7 +203,7 @@ def test_bootstrapped_round_values_reach_the_exact_solvers_and_the_policy_the_eq
     from hiddenhand.solvers.spoof import solve
 
     params = {"matches": 2, "observation": "markov"}
-    learner = SampledRegret("spoof", params, RegretSettings(games=128, bootstrap=True), 0)
+    learner = SampledRegret(get("spoof").rules(**params), RegretSettings(games=128, bootstrap=True), 0)
     for _ in range(600):
         learner.iterate()
     exact = solve(matches=2)
@@ -231,9 +238,13 @@ def test_the_canonical_table_learns_each_pattern_once_and_its_round_values_are_t
     from hiddenhand.solvers.goofspiel.patterns import level_patterns
 
     n = 4
-    learner = SampledRegret("goofspiel", {"num_cards": n, "observation": "markov"}, RegretSettings(bootstrap=True), 0)
+    learner = SampledRegret(
+        get("goofspiel").rules(**{"num_cards": n, "observation": "markov"}), RegretSettings(bootstrap=True), 0
+    )
     plain = SampledRegret(
-        "goofspiel", {"num_cards": n, "observation": "markov"}, RegretSettings(bootstrap=True, canonical=False), 0
+        get("goofspiel").rules(**{"num_cards": n, "observation": "markov"}),
+        RegretSettings(bootstrap=True, canonical=False),
+        0,
     )
     for _ in range(40):
         learner.iterate()
@@ -334,7 +345,7 @@ def test_the_command_line_passes_the_learners_settings_and_records_them(tmp_path
     main([*args, *flag, "--out", str(tmp_path)])
     settings = json.loads((tmp_path / "run.json").read_text())["settings"]
     assert {name: settings[name] for name in expected} == expected
-    assert "Sampled regret matching" in capsys.readouterr().out
+    assert "regret on" in capsys.readouterr().out
 
 
 def test_a_budget_of_seconds_ends_the_run_inside_a_collection(tmp_path, monkeypatch):
@@ -348,7 +359,7 @@ def test_a_budget_of_seconds_ends_the_run_inside_a_collection(tmp_path, monkeypa
 
     clock = SimpleNamespace(now=0.0)
     monkeypatch.setattr(run_module, "time", SimpleNamespace(perf_counter=lambda: clock.now))
-    envs = type(SampledRegret("goofspiel", {"num_cards": 4}, RegretSettings(games=32), 0).envs)
+    envs = type(SampledRegret(get("goofspiel").rules(**{"num_cards": 4}), RegretSettings(games=32), 0).envs)
     real_step = envs.step
 
     def step(self, actions):
@@ -357,7 +368,14 @@ def test_a_budget_of_seconds_ends_the_run_inside_a_collection(tmp_path, monkeypa
 
     monkeypatch.setattr(envs, "step", step)
     settings = RegretSettings(games=32, window=64)
-    train_regret("goofspiel", {"num_cards": 4}, 10**9, tmp_path, eval_every=10**12, settings=settings, seconds=2.5)
+    train_regret(
+        get("goofspiel").rules(**{"num_cards": 4}),
+        steps=10**9,
+        out=tmp_path,
+        eval_every=10**12,
+        settings=settings,
+        seconds=2.5,
+    )
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["interrupted"] is False
     assert record["steps"] == 20 * 32 and record["seconds"] == 2.5

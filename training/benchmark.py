@@ -57,7 +57,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -68,18 +68,17 @@ from hiddenhand.files import atomic_write
 from hiddenhand.interrupt import Interrupted, held_ctrl_c
 from hiddenhand.registry import Benchmark, Game, games
 from hiddenhand.training import plots
-from hiddenhand.training.cfr import train_cfr
 from hiddenhand.training.evaluation import MatchResult, can_play, head_to_head, tournament
+from hiddenhand.training.learners import learner, learners
 from hiddenhand.training.plots import describe
-from hiddenhand.training.policy_gradient import settings_for, train_selfplay
-from hiddenhand.training.ppo_pool import train_ppo
 from hiddenhand.training.run import Point, finished
 from hiddenhand.validation import check_choice
 
 LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro", "rllib")
-"""Self-play learners by name: sampled regret matching (:mod:`.sampled_regret`), MMD and tuned
-PPO (:mod:`.policy_gradient`), OpenSpiel's NFSP and PSRO (:mod:`.nfsp`, :mod:`.psro`), RLlib's
-PPO with our settings and credit (:mod:`.rllib_train`; the ``[ray]`` extra)."""
+"""The learners the full study trains, by their declared names (:mod:`.learners`; any
+declared learner may be named in a :class:`Budget`): sampled regret matching, self-play MMD
+and tuned PPO, OpenSpiel's NFSP and PSRO, RLlib's PPO with our settings and credit (the
+``[ray]`` extra)."""
 
 
 @dataclass(frozen=True)
@@ -153,74 +152,28 @@ matching, MMD and tuned PPO; ``full`` trains every learner with three seeds and 
 (docs/benchmark_full.md has its report and its time)."""
 
 
-SELFPLAY = {"mmd": "mmd", "ppo-selfplay": "ppo"}
-"""The benchmark's names of :mod:`.policy_gradient`'s learners, and theirs."""
+LEARNER_SETTINGS: Mapping[str, Mapping[str, object]] = {"rllib": {"env_runners": 0, "num_cpus": 1}}
+"""Where the benchmark departs from a learner's own settings: RLlib plays its games in the
+driver, one CPU a run, so that runs side by side share the machine as the others do."""
 
 
-def learner_settings(method: str, game: str):
-    """The settings learner ``method`` trains with on ``game`` (each learner's own
-    ``*_settings_for``): what :func:`train_learner` gives it, and what ``resume`` compares
-    with a finished run's recorded settings, so that a run made with others trains again."""
-    if method == "regret":
-        from hiddenhand.training.sampled_regret import regret_settings_for
-
-        return regret_settings_for(game)
-    if method in SELFPLAY:
-        return settings_for(SELFPLAY[method], game)
-    if method == "rllib":
-        from hiddenhand.training.rllib_train import rllib_settings_for
-
-        return rllib_settings_for(game)
-    from hiddenhand.training import nfsp, psro
-
-    return {"nfsp": nfsp.nfsp_settings_for, "psro": psro.psro_settings_for}[method](game)
+def learner_settings(method: str, rules):
+    """The settings the declared learner ``method`` trains with on ``rules`` here: its own
+    (:meth:`~hiddenhand.training.learners.Learner.settings_for`) with
+    :data:`LEARNER_SETTINGS`; what :func:`train_learner` gives it, and what ``resume``
+    compares with a finished run's recorded settings, so that a run made with others trains
+    again."""
+    return replace(learner(method).settings_for(rules), **LEARNER_SETTINGS.get(method, {}))
 
 
-def train_learner(
-    method: str, game: str, params: dict, steps: int, out: Path, seed: int, eval_every: int, progress: bool
-):
-    """Train learner ``method`` (one of :data:`LEARNERS`) with :func:`learner_settings`; the
-    curve of :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``.
-    Module-level, so that a process pool can run it."""
-    settings = learner_settings(method, game)
-    if method == "regret":
-        from hiddenhand.training.sampled_regret import train_regret
-
-        return train_regret(
-            game, params, steps, out, seed=seed, eval_every=eval_every, settings=settings, progress=progress
-        )
-    if method in SELFPLAY:
-        return train_selfplay(
-            game,
-            params,
-            steps,
-            out,
-            learner=SELFPLAY[method],
-            seed=seed,
-            eval_every=eval_every,
-            settings=settings,
-            progress=progress,
-        )
-    if method == "rllib":
-        from hiddenhand.training.rllib_train import iterations_for, train_rllib
-
-        iterations, every = iterations_for(steps, settings), max(1, round(eval_every / settings.batch))
-        return train_rllib(
-            game,
-            params,
-            iterations,
-            out,
-            env_runners=0,
-            num_cpus=1,
-            eval_every=every,
-            seed=seed,
-            settings=settings,
-            progress=progress,
-        )
-    from hiddenhand.training import nfsp, psro
-
-    trainer = {"nfsp": nfsp.train_nfsp, "psro": psro.train_psro}[method]
-    return trainer(game, params, steps, out, seed=seed, eval_every=eval_every, settings=settings, progress=progress)
+def train_learner(method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+    """Train the declared learner ``method`` with :func:`learner_settings`; the curve of
+    :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``. Module-level, so
+    that a process pool can run it."""
+    settings = learner_settings(method, rules)
+    return learner(method).run(
+        rules, steps=steps, out=out, seed=seed, eval_every=eval_every, settings=settings, progress=progress
+    )
 
 
 @dataclass
@@ -284,6 +237,13 @@ def _slug(rules) -> str:
     return "_".join([rules.name, *parts]).replace(" ", "")
 
 
+def _cfr(rules, algorithm: str, iterations: int, every: int, out: Path, seed: int, progress: bool) -> list[Point]:
+    """The declared CFR learner with ``algorithm``."""
+    cfr = learner("cfr")
+    settings = replace(cfr.settings_for(rules), algorithm=algorithm)
+    return cfr.run(rules, steps=iterations, out=out, seed=seed, eval_every=every, settings=settings, progress=progress)
+
+
 def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progress: bool, resume: bool) -> list[Run]:
     runs = []
     for algorithm, iterations in (("cfr+", budget.cfr_iterations), ("mccfr-external", budget.mccfr_iterations)):
@@ -294,7 +254,7 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
             seed,
             iterations,
             resume,
-            lambda: train_cfr(rules, algorithm, iterations, every, path, seed=seed, progress=progress),
+            lambda: _cfr(rules, algorithm, iterations, every, path, seed, progress),
         )
         runs.append(Run.of(algorithm, seed, path, curve, reused))
     path, every = out / "ppo", max(1, budget.ppo_steps // budget.evaluations)
@@ -304,14 +264,13 @@ def _tabular_runs(game: Game, rules, budget: Budget, out: Path, seed: int, progr
         seed,
         budget.ppo_steps,
         resume,
-        lambda: train_ppo(
-            game.name,
-            rules.params,
-            budget.ppo_steps,
-            path,
+        lambda: learner("ppo").run(
+            rules,
+            steps=budget.ppo_steps,
+            out=path,
             seed=seed,
             eval_every=every,
-            eval_games=50,
+            settings=replace(learner("ppo").settings_for(rules), eval_games=50),
             progress=progress,
         ),
     )
@@ -330,11 +289,11 @@ def _learned_runs(
     def args(method: str, s: int) -> tuple:
         steps = max(1, round(budget.learner_steps * entry.steps_scale * budget.learner_share.get(method, 1.0)))
         eval_every = max(1, steps // budget.evaluations)
-        return method, game.name, rules.params, steps, out / method / f"seed{s}", s, eval_every
+        return method, rules, steps, out / method / f"seed{s}", s, eval_every
 
     def read_back(method: str, s: int) -> list[Point] | None:
-        _, _, _, steps, path, _, _ = args(method, s)
-        return _read_back(path, rules, s, steps, resume, learner_settings(method, game.name))
+        _, _, steps, path, _, _ = args(method, s)
+        return _read_back(path, rules, s, steps, resume, learner_settings(method, rules))
 
     done = {job: read_back(*job) for job in jobs}
     todo = [job for job in jobs if done[job] is None]
@@ -431,7 +390,7 @@ def _table(game: Game, entry: Benchmark, rules, budget: Budget, out: Path, seed:
             seed,
             iterations,
             resume,
-            lambda: train_cfr(rules, "cfr+", iterations, every, run, seed=seed, progress=progress),
+            lambda: _cfr(rules, "cfr+", iterations, every, run, seed, progress),
         )
         field_.append(("cfr+", PolicyAgent.load(run)))
     field_ += [(name, game.make_agent(name, rules)) for name in entry.lineup]
@@ -465,10 +424,8 @@ def _big_goofspiel(
         seed,
         budget.big_steps,
         resume,
-        lambda: train_learner(
-            method, game.name, markov.params, budget.big_steps, path, seed, budget.big_steps, progress
-        ),
-        learner_settings(method, game.name),
+        lambda: train_learner(method, markov, budget.big_steps, path, seed, budget.big_steps, progress),
+        learner_settings(method, markov),
     )
     agent = Translated(_load(path, game, seed), full.markov_observations)
     opponents = {name: game.make_agent(name, full, seed=seed) for name in ("random", *game.heuristics)}
@@ -513,9 +470,9 @@ def run_benchmark(
     benchmark cut short, or longer than one sitting, goes on where it stopped; the agents
     are measured and played again, and the report counts the runs read back."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
-    unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(LEARNERS))
+    unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(learners()))
     if unknown:
-        raise ValueError(f"unknown learners {unknown}; choose from {', '.join(LEARNERS)}")
+        raise ValueError(f"unknown learners {unknown}; choose from {', '.join(learners())}")
     if "rllib" in spec.learners and importlib.util.find_spec("ray") is None:
         raise ValueError(
             f"the {spec.name} budget trains RLlib, which needs Ray: pip install '.[ray]' from a clone (make install "

@@ -17,13 +17,14 @@ configurations that do.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyspiel
 
 from hiddenhand.agents.policy_agent import PolicyAgent
-from hiddenhand.core import Rules
+from hiddenhand.core import Rules, check_rules
 from hiddenhand.openspiel import HiddenhandGame, cached_tree, to_tabular
 from hiddenhand.training.run import Point, Run
 from hiddenhand.validation import named
@@ -59,24 +60,43 @@ class _Solver:
         return to_tabular(self.tree, average) if self.sampled else average
 
 
+@dataclass(frozen=True)
+class CFRSettings:
+    """The solver's one setting."""
+
+    algorithm: str = "cfr+"
+    """cfr, cfr+ (regret matching+ and linear averaging), mccfr-external or mccfr-outcome
+    (Monte Carlo CFR, external or outcome sampling, seeded by the run's seed)."""
+
+
+def settings_for_rules(rules: Rules) -> CFRSettings:
+    """The learner's settings for ``rules`` (its declaration, training/learners.py): CFR+ on every game."""
+    return CFRSettings()
+
+
 def train_cfr(
     rules: Rules,
-    algorithm: str,
-    iterations: int,
-    eval_every: int,
-    out_dir: str | Path,
+    *,
+    steps: int,
+    out: str | Path,
     seed: int = 0,
+    eval_every: int = 50,
+    settings: CFRSettings | None = None,
     progress: bool = True,
+    seconds: float | None = None,
+    device: str = "auto",
 ) -> list[Point]:
-    """Run ``algorithm`` for ``iterations`` iterations on ``rules``' game, measuring after
+    """Run ``settings.algorithm`` for ``steps`` iterations on ``rules``' game (or, with
+    ``seconds``, until that many seconds of solving if that comes first), measuring after
     every ``eval_every`` of them and after the last; see the module docstring. Returns the
-    curve (``steps`` are iterations; NashConv is ``exploitability * rules.num_players``)."""
+    curve (``steps`` are iterations; NashConv is ``exploitability * rules.num_players``).
+    ``device`` is unused: OpenSpiel's solvers run on the CPU."""
+    rules = check_rules(rules, "train_cfr")
+    algorithm, iterations, out_dir = (settings or CFRSettings()).algorithm, steps, out
     if algorithm not in ALGORITHMS:
         raise ValueError(f"{named('algorithm', algorithm)} is not allowed; choose one of: {', '.join(ALGORITHMS)}")
     if iterations < 1 or eval_every < 1:
-        raise ValueError(
-            f"{named('iterations', iterations)} and {named('eval_every', eval_every)} must both be at least 1"
-        )
+        raise ValueError(f"{named('steps', iterations)} and {named('eval_every', eval_every)} must both be at least 1")
     if rules.utility_sum is None:
         raise ValueError(f"CFR here measures NashConv of zero-sum or constant-sum games; {rules} is general-sum")
     if rules.max_game_length == 0:
@@ -84,7 +104,7 @@ def train_cfr(
     check_tree_size(rules)
     tree = cached_tree(HiddenhandGame(rules))
     solver = _Solver(algorithm, tree, seed)
-    run = Run(algorithm, rules, out_dir, total=iterations, unit="iteration", progress=progress)
+    run = Run(algorithm, rules, out_dir, total=iterations, unit="iteration", progress=progress, seconds=seconds)
 
     def measure() -> tuple[float, dict]:
         return pyspiel.nash_conv(tree, solver.policy()) / rules.num_players, {}

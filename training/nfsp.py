@@ -25,12 +25,12 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hiddenhand.agents.network import Member, NetworkAgent
 from hiddenhand.agents.ppo import keeping_global_rngs
+from hiddenhand.core import Rules
 from hiddenhand.registry import get
 from hiddenhand.training.openspiel_rl import check_learn_every, copy_state, environment, prepare
 from hiddenhand.training.run import Point, Run, exact_measure
@@ -86,6 +86,11 @@ NFSP_SETTINGS: dict[str, NFSPSettings] = {"default": NFSP_OURS}
 """Per game; a game absent here uses ``"default"``."""
 
 
+def settings_for_rules(rules: Rules):
+    """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
+    return nfsp_settings_for(rules.name)
+
+
 def nfsp_settings_for(game: str) -> NFSPSettings:
     return NFSP_SETTINGS.get(get(game).name, NFSP_SETTINGS["default"])
 
@@ -114,25 +119,27 @@ def _share_networks(agents) -> None:
 
 
 def train_nfsp(
-    game: str,
-    game_kwargs: dict[str, Any],
+    rules: Rules,
+    *,
     steps: int,
-    out_dir: str | Path,
+    out: str | Path,
     seed: int = 0,
     eval_every: int = 20_000,
     settings: NFSPSettings | None = None,
     progress: bool = True,
+    seconds: float | None = None,
+    device: str = "auto",
 ) -> list[Point]:
-    """Train OpenSpiel's NFSP (``open_spiel.python.pytorch.nfsp``) on ``game`` with
-    ``game_kwargs`` for ``steps`` decisions (every seat's; the last game is played to its
+    """Train OpenSpiel's NFSP (``open_spiel.python.pytorch.nfsp``) on ``rules``
+    for ``steps`` decisions (every seat's; the last game is played to its
     end), one agent per seat sharing its networks (module docstring). Every ``eval_every``
     decisions the average-policy network is measured exactly; the agent saved to
-    ``out_dir`` is that network (``NetworkAgent.load(out_dir)``, kind ``"nfsp"``).
+    ``out`` is that network (``NetworkAgent.load(out)``, kind ``"nfsp"``).
     ``settings`` default to :func:`nfsp_settings_for`. Returns the curve."""
     import torch
     from open_spiel.python.pytorch import nfsp
 
-    declared, rules, steps, eval_every = prepare(game, game_kwargs, steps, eval_every)
+    declared, steps, eval_every = prepare(rules, steps, eval_every, device, "train_nfsp")
     s = settings or nfsp_settings_for(declared.name)
     check_choice("optimizer", s.optimizer, ("sgd", "adam"))
     check_learn_every(s.learn_every)
@@ -189,7 +196,7 @@ def train_nfsp(
         def measure() -> tuple[float | None, dict]:
             return exact_measure(declared, rules, agent()), {}
 
-        run = Run("NFSP", rules, out_dir, total=steps, progress=progress)
+        run = Run("NFSP", rules, out, total=steps, progress=progress, seconds=seconds)
         with run.training():
             while run.going():
                 if run.due(eval_every):

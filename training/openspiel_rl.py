@@ -19,22 +19,27 @@ both learners share one policy between the seats, as our self-play learners do.
 
 from __future__ import annotations
 
-from typing import Any
+from hiddenhand.core import check_rules
+from hiddenhand.devices import DEVICES
+from hiddenhand.registry import game_of, get
+from hiddenhand.validation import check_choice, check_int
 
-from hiddenhand.registry import get
-from hiddenhand.validation import check_int
 
-
-def prepare(game: str, game_kwargs: dict[str, Any], steps: int, eval_every: int):
-    """Torch on one thread, and the run's arguments checked: ``(declared game, rules, steps,
-    eval_every)``."""
+def prepare(rules, steps: int, eval_every: int, device: str, who: str):
+    """Torch on one thread, and the run's arguments checked: ``(declared game, steps,
+    eval_every)``. OpenSpiel's PyTorch learners keep their networks on the CPU (they take no
+    device), so ``device`` may be ``auto`` or ``cpu`` only."""
     import torch
 
     torch.set_num_threads(1)
-    declared = get(game)
+    declared = game_of(check_rules(rules, who))
+    if check_choice("device", device, DEVICES) != "auto" and device != "cpu":
+        raise ValueError(
+            f"device={device!r} is not allowed for {who}: OpenSpiel's learner runs on the CPU; allowed: auto, cpu"
+        )
     steps = check_int("steps", steps, 1, 10**10)
     eval_every = check_int("eval_every", eval_every, 1, 10**10)
-    return declared, declared.rules(**game_kwargs), steps, eval_every
+    return declared, steps, eval_every
 
 
 def environment(rules, seed: int):

@@ -51,14 +51,15 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hiddenhand.agents.base import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
+from hiddenhand.core import Rules, check_rules
+from hiddenhand.devices import torch_device
 from hiddenhand.gymnasium_env import SingleAgentEnv
-from hiddenhand.registry import get
+from hiddenhand.registry import game_of
 from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.validation import check_choice, check_int
 from hiddenhand.vector import MAX_ENVS, vector_env
@@ -184,13 +185,14 @@ class _Collector:
         rows = np.arange(self.envs.num_envs)
         for _ in range(self.steps):
             with torch.no_grad():
-                actions, values, logp = policy(torch.from_numpy(obs["observation"]), action_masks=obs["action_mask"])
-            actions = actions.numpy()
+                seen = torch.from_numpy(obs["observation"]).to(policy.device)
+                actions, values, logp = policy(seen, action_masks=obs["action_mask"])
+            actions = actions.cpu().numpy()
             fresh["obs"].append(obs["observation"])
             fresh["masks"].append(obs["action_mask"].astype(bool))
             fresh["actions"].append(actions)
-            fresh["logp"].append(logp.numpy())
-            fresh["values"].append(values.numpy().ravel())
+            fresh["logp"].append(logp.cpu().numpy())
+            fresh["values"].append(values.cpu().numpy().ravel())
             fresh["players"].append(info["player"])
             fresh["banked"].append(info["banked"][rows, info["player"]] * scale)
             obs, rewards, terminated, truncated, info = self.envs.step(actions)
@@ -248,15 +250,15 @@ def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.rando
     of training still to come (for the entropy's annealing)."""
     import torch
 
-    tensors = {name: torch.as_tensor(value) for name, value in asdict(batch).items()}
+    tensors = {name: torch.as_tensor(value, device=policy.device) for name, value in asdict(batch).items()}
     tensors["obs"] = tensors["obs"].float()
     n = len(batch.actions)
     size = -(-n // s.minibatches)
     for _ in range(s.epochs):
         order = rng.permutation(n)
         for start in range(0, n, size):
-            rows = torch.as_tensor(order[start : start + size])
-            obs, masks = tensors["obs"][rows], tensors["masks"][rows].numpy()
+            rows = torch.as_tensor(order[start : start + size], device=policy.device)
+            obs, masks = tensors["obs"][rows], tensors["masks"][rows].cpu().numpy()
             dist = policy.get_distribution(obs, action_masks=masks)
             logp = dist.log_prob(tensors["actions"][rows])
             gains = tensors["advantages"][rows].float()
@@ -284,51 +286,62 @@ def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.rando
             optimizer.step()
 
 
+def mmd_settings(rules: Rules) -> Settings:
+    """Self-play MMD's settings for ``rules`` (its declaration, training/learners.py)."""
+    return settings_for("mmd", rules.name)
+
+
+def ppo_settings(rules: Rules) -> Settings:
+    """Self-play tuned PPO's settings for ``rules`` (its declaration, training/learners.py)."""
+    return settings_for("ppo", rules.name)
+
+
 def train_selfplay(
-    game: str,
-    game_kwargs: dict[str, Any],
+    rules: Rules,
+    *,
     steps: int,
-    out_dir: str | Path,
-    learner: str = "mmd",
+    out: str | Path,
     seed: int = 0,
     eval_every: int = 20_000,
     settings: Settings | None = None,
     progress: bool = True,
     seconds: float | None = None,
+    device: str = "auto",
 ) -> list[Point]:
-    """Train ``learner`` (``"ppo"`` or ``"mmd"``) by self-play for ``steps`` decisions (every
-    seat's, in whole collections of ``batch``) or, with ``seconds``, until that many seconds
-    of training have passed if that comes first, on ``game`` with ``game_kwargs`` (a game with
-    a batched env), measuring the exact exploitability every ``eval_every`` decisions where
-    the game declares a measure that covers the agent (a Markov observation,
-    ``observation="markov"``, is what makes it exact beyond tiny sizes). ``settings``
-    default to :func:`settings_for`. Saves the model to ``out_dir`` and returns the curve;
-    see the module docstring."""
+    """Train one network by self-play on ``rules`` (a game with a batched env) for ``steps``
+    decisions (every seat's, in whole collections of ``batch``) or, with ``seconds``, until
+    that many seconds of training have passed if that comes first, measuring the exact
+    exploitability every ``eval_every`` decisions where the game declares a measure that
+    covers the agent (a Markov observation, ``observation="markov"``, is what makes it exact
+    beyond tiny sizes). ``settings`` default to MMD's for the game (:func:`settings_for`;
+    PPO is MMD without the magnet, ``kl_coef=0``). The network runs on ``device``
+    (:func:`~hiddenhand.devices.torch_device`). Saves the model to ``out`` and returns the
+    curve; see the module docstring."""
     import torch
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(1)
-    declared = get(game)
+    declared = game_of(check_rules(rules, "train_selfplay"))
     game = declared.name
-    learner = check_choice("learner", learner, LEARNERS)
+    device = torch_device(device)
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
-    s = settings or settings_for(learner, game)
+    s = settings or settings_for("mmd", game)
+    learner = "mmd" if s.kl_coef else "ppo"
     games = check_int("games", s.games, 1, MAX_ENVS)
     rounds = max(1, -(-check_int("batch", s.batch, 1, 10**9) // games))
-    rules = declared.rules(**game_kwargs)
     params = rules.params
     torch.manual_seed(seed)
-    env = SingleAgentEnv(game, RandomAgent(), **game_kwargs)  # only for the spaces
+    env = SingleAgentEnv(game, RandomAgent(), **params)  # only for the spaces
     net = dict(pi=list(s.hidden), vf=list(s.hidden))
-    model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=dict(net_arch=net))
+    model = MaskablePPO("MlpPolicy", env, seed=seed, device=device, policy_kwargs=dict(net_arch=net))
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
     magnet = copy.deepcopy(policy)
     rng = np.random.default_rng(seed)
     collector = _Collector(game, params, games, rounds, seed)
     scale = 1.0 if s.normalize_advantages else 1.0 / max(abs(u) for u in rules.utility_range)
-    run = Run(f"self-play {learner.upper()}", rules, out_dir, total=steps, progress=progress, seconds=seconds)
+    run = Run(f"self-play {learner.upper()} on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, PPOAgent(model, game, params, seed=seed)), {}
@@ -348,8 +361,19 @@ def train_selfplay(
             _update(policy, magnet, optimizer, batch, s, rng, left)
             update += 1
             run.advance(played, finished)
-    record = {"settings": asdict(s), "seed": seed}
+    record = {"settings": asdict(s), "seed": seed, "device": device}
     return run.finish(lambda: PPOAgent(model, game, params).save(run.out), measure, record)
 
 
-__all__ = ["LEARNERS", "OURS", "ROUNDS", "SETTINGS", "STUDY", "Settings", "settings_for", "train_selfplay"]
+__all__ = [
+    "LEARNERS",
+    "OURS",
+    "ROUNDS",
+    "SETTINGS",
+    "STUDY",
+    "Settings",
+    "mmd_settings",
+    "ppo_settings",
+    "settings_for",
+    "train_selfplay",
+]

@@ -57,6 +57,7 @@ import numpy as np
 
 from hiddenhand.agents.network import Member, NetworkAgent
 from hiddenhand.agents.ppo import keeping_global_rngs
+from hiddenhand.core import Rules
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.registry import get
 from hiddenhand.training.openspiel_rl import check_learn_every, copy_state, environment, prepare
@@ -124,6 +125,11 @@ decisions after 10 iterations).
 
 PSRO_SETTINGS: dict[str, PSROSettings] = {"default": PSRO_OURS}
 """Per game; a game absent here uses ``"default"``."""
+
+
+def settings_for_rules(rules: Rules):
+    """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
+    return psro_settings_for(rules.name)
 
 
 def psro_settings_for(game: str) -> PSROSettings:
@@ -375,29 +381,31 @@ def _mixture_measure(game, rules, limit: int):
 
 
 def train_psro(
-    game: str,
-    game_kwargs: dict[str, Any],
+    rules: Rules,
+    *,
     steps: int,
-    out_dir: str | Path,
+    out: str | Path,
     seed: int = 0,
     eval_every: int = 20_000,
     settings: PSROSettings | None = None,
     progress: bool = True,
+    seconds: float | None = None,
+    device: str = "auto",
 ) -> list[Point]:
     """Train PSRO (``open_spiel.python.algorithms.psro_v2``, one symmetrised population, a
-    PyTorch DQN oracle; see the module docstring) on a two-player ``game`` with
-    ``game_kwargs`` until ``steps`` decisions have been made (every seat's, in the oracle's
+    PyTorch DQN oracle; see the module docstring) on two-player
+    ``rules`` until ``steps`` decisions have been made (every seat's, in the oracle's
     games and in the meta-game's sampled games; PSRO iterations are whole, so the last one
     may run past ``steps``). After the first iteration that reaches each multiple of
     ``eval_every`` (and at the start, the uniform policy) the per-observation average of the
     population under its meta-strategy is measured exactly; that is the agent saved to
-    ``out_dir`` (``NetworkAgent.load(out_dir)``, kind ``"psro"``), and ``run.json`` adds the
+    ``out`` (``NetworkAgent.load(out)``, kind ``"psro"``), and ``run.json`` adds the
     mixture's own exact exploitability where the game is small enough. ``settings`` default
     to :func:`psro_settings_for`. Returns the curve."""
     import torch
     from open_spiel.python.pytorch import dqn
 
-    declared, rules, steps, eval_every = prepare(game, game_kwargs, steps, eval_every)
+    declared, steps, eval_every = prepare(rules, steps, eval_every, device, "train_psro")
     try:
         from open_spiel.python.algorithms.psro_v2 import psro_v2  # noqa: F401
     except ModuleNotFoundError as err:
@@ -489,7 +497,7 @@ def train_psro(
         def advance() -> None:
             run.advance(counter.steps - run.steps, counter.games - run.games)
 
-        run = Run("PSRO", rules, out_dir, total=steps, progress=progress, details=extra)
+        run = Run("PSRO", rules, out, total=steps, progress=progress, details=extra, seconds=seconds)
         with run.training():
             with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its configuration
                 solver = _symmetric_solver_class(counter)(

@@ -32,25 +32,60 @@ have to keep in step with Ray; MMD runs in :mod:`.policy_gradient`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hiddenhand.core import Rules, check_rules
 from hiddenhand.ray_cluster import start_ray
-from hiddenhand.registry import get
+from hiddenhand.registry import game_of
 from hiddenhand.training.policy_gradient import STUDY, Settings, settings_for
 from hiddenhand.training.run import Point, Run, exact_measure
-from hiddenhand.validation import check_int
+from hiddenhand.validation import check_choice, check_int
 
 
-def rllib_settings_for(game: str) -> Settings:
+@dataclass(frozen=True)
+class RLlibSettings(Settings):
+    """Our PPO self-play's settings (:class:`~hiddenhand.training.policy_gradient.Settings`,
+    those RLlib has a counterpart for: :func:`rllib_training`), and where RLlib runs."""
+
+    env_runners: int = 1
+    """Remote env runners (0: the games are played in the driver)."""
+    envs_per_runner: int = 8
+    """Games each runner steps together: our games are short, and RLlib's cost per episode is fixed."""
+    policy: str = "shared"
+    """One module for every seat (shared) or one per seat (per_seat)."""
+    address: str = ""
+    """An existing Ray cluster (ray start --head; ray start --address=HEAD:6379 on the
+    others); empty: a local instance on 127.0.0.1."""
+    num_cpus: int = 0
+    """CPUs of the local instance (0: all)."""
+
+    def check(self) -> None:
+        """Refuse a setting out of its range, naming it and what is allowed."""
+        check_int("env_runners", self.env_runners, 0, 10_000)
+        check_int("envs_per_runner", self.envs_per_runner, 1, 10_000)
+        check_int("num_cpus", self.num_cpus, 0, 10**6)
+        check_int("batch", self.batch, self.minibatches, 10**8)
+        check_choice("policy", self.policy, POLICIES)
+
+
+POLICIES = ("shared", "per_seat")
+
+
+def rllib_settings_for(game: str) -> RLlibSettings:
     """The settings RLlib trains with on ``game``: our PPO self-play's, with the study's clip
     (0.025) and entropy (0.1, kept to the end). RLlib standardises the advantages of every
     minibatch, as the study does, and the study tuned those two with that; ours were tuned
-    without it. With ours RLlib's PPO drifts away from the equilibrium as it trains (4-card
-    Markov Goofspiel: 0.97 after 10,000 decisions, 3.04 after 51,200), with these it falls
-    steadily (0.91 after 51,200): ``benchmarks/bench_rllib.py``, docs/training.md."""
-    return replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef)
+    without it, and with them RLlib's PPO drifts away from the equilibrium as it trains
+    (docs/training.md; ``benchmarks/bench_rllib.py``)."""
+    ours = replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef)
+    return RLlibSettings(**asdict(ours))
+
+
+def settings_for_rules(rules: Rules) -> RLlibSettings:
+    """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
+    return rllib_settings_for(rules.name)
 
 
 def iterations_for(decisions: int, settings: Settings) -> int:
@@ -83,37 +118,35 @@ def rllib_training(settings: Settings, decisions: int) -> dict[str, Any]:
 
 
 def train_rllib(
-    game: str,
-    game_kwargs: dict[str, Any],
-    iterations: int,
-    out_dir: str | Path,
+    rules: Rules,
     *,
-    env_runners: int = 1,
-    envs_per_runner: int = 8,
-    batch: int | None = None,
-    policy: str = "shared",
-    eval_every: int = 5,
-    address: str | None = None,
-    num_cpus: int | None = None,
+    steps: int,
+    out: str | Path,
     seed: int = 0,
+    eval_every: int = 10_240,
+    settings: RLlibSettings | None = None,
     progress: bool = True,
-    settings: Settings | None = None,
+    seconds: float | None = None,
+    device: str = "auto",
 ) -> list[Point]:
-    """Train for ``iterations`` RLlib iterations; see the module docstring. ``settings``
-    (:class:`~hiddenhand.training.policy_gradient.Settings`) default to :func:`rllib_settings_for`;
-    ``batch`` replaces theirs. Returns the curve (decisions sampled, training seconds without
-    measures, exploitability or None)."""
-    declared = get(game)
+    """Train for ``steps`` decisions, in whole RLlib iterations of ``settings.batch``; see
+    the module docstring. ``settings`` default to :func:`rllib_settings_for`. Returns the
+    curve (decisions sampled, training seconds without measures, exploitability or None).
+    The modules run on the CPU (``device`` auto or cpu)."""
+    declared = game_of(check_rules(rules, "train_rllib"))
     game = declared.name
-    iterations = check_int("iterations", iterations, 1, 10**7)
-    eval_every = check_int("eval_every", eval_every, 1, 10**7)
-    env_runners = check_int("env_runners", env_runners, 0, 10_000)
-    envs_per_runner = check_int("envs_per_runner", envs_per_runner, 1, 10_000)
-    settings = settings or rllib_settings_for(game)
-    if batch is not None:
-        settings = replace(settings, batch=check_int("batch", batch, settings.minibatches, 10**8))
-    batch = settings.batch
-    rules = declared.rules(**game_kwargs)
+    if check_choice("device", device, ("auto", "cpu", "cuda")) == "cuda":
+        raise ValueError(
+            "device='cuda' is not allowed for train_rllib: its learner runs on the CPU; allowed: auto, cpu"
+        )
+    steps = check_int("steps", steps, 1, 10**12)
+    eval_every = check_int("eval_every", eval_every, 1, 10**12)
+    settings = settings or settings_for_rules(rules)
+    settings.check()
+    policy, batch = settings.policy, settings.batch
+    iterations = iterations_for(steps, settings)
+    address, num_cpus = settings.address or None, settings.num_cpus or None
+    env_runners, envs_per_runner = settings.env_runners, settings.envs_per_runner
     start_ray(address, num_cpus)
     from hiddenhand.rllib import RLlibAgent, ppo_config
 
@@ -133,18 +166,24 @@ def train_rllib(
         return exact_measure(declared, rules, RLlibAgent(module, game, rules.params, seed=seed)), {}
 
     try:
-        run = Run("RLlib PPO self-play", rules, out_dir, total=iterations * batch, progress=progress)
+        run = Run("RLlib PPO self-play", rules, out, total=iterations * batch, progress=progress, seconds=seconds)
         with run.training():
-            for i in range(iterations):
+            while run.going():
+                if run.due(eval_every):
+                    run.measure(measure)
                 result = algo.train()
                 run.advance(int(result["env_runners"]["num_env_steps_sampled_lifetime"]) - run.steps)
-                if (i + 1) % eval_every == 0 and i + 1 < iterations:  # the last measure is the final one, in finish
-                    run.measure(measure)
-        record = {"iterations": iterations, "policy": policy, "seed": seed, "env_runners": env_runners}
-        record |= {"envs_per_runner": envs_per_runner, "settings": asdict(settings)}
+        record = {"iterations": iterations, "seed": seed, "settings": asdict(settings)}
         return run.finish(lambda: RLlibAgent(module, game, rules.params).save(run.out), measure, record)
     finally:
         algo.stop()
 
 
-__all__ = ["iterations_for", "rllib_settings_for", "rllib_training", "train_rllib"]
+__all__ = [
+    "RLlibSettings",
+    "iterations_for",
+    "rllib_settings_for",
+    "rllib_training",
+    "settings_for_rules",
+    "train_rllib",
+]

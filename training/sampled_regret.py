@@ -87,15 +87,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
 from hiddenhand.agents.policy_agent import PolicyAgent
-from hiddenhand.core import State
-from hiddenhand.registry import get
+from hiddenhand.core import Rules, State, check_rules
+from hiddenhand.registry import game_of, get
 from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.validation import check_bool, check_int, named
 from hiddenhand.vector import MAX_ENVS, vector_env
@@ -125,8 +124,8 @@ class RegretSettings:
     more reaches rare positions more often, at the price of noisier credits (one over a
     smaller probability)."""
     probe: bool = False
-    """Explore at one decision a game instead (step 1 of the module docstring);
-    ``exploration`` is then unused."""
+    """Explore at one decision a game instead of at every decision of the exploring seat
+    (less noisy credit in long games learnt without bootstrap); ``exploration`` is then unused."""
     canonical: bool = True
     """Key the table by the game's canonical observation where it declares one
     (``Rules.canonical``: Goofspiel's Markov observation, by its interleaving pattern), so
@@ -134,7 +133,7 @@ class RegretSettings:
     ``bootstrap``, one round value); the saved agent then looks its rows up the same way."""
     bootstrap: bool = False
     """Credit a round's decisions with the learnt value of the round-state the round leads
-    to rather than with the rest of the game as sampled (step 2 of the module docstring);
+    to rather than with the rest of the game as sampled;
     only for games that mark their round-states (``State.round_state``: Goofspiel, Spoof,
     Bid Spoof). It changes nothing in a configuration that marks none (Goofspiel with
     hidden bids or win/loss scoring, where the rest of the game depends on more than the
@@ -173,6 +172,11 @@ smaller updates (docs/training.md, "Bootstrapped round values")."""
 def regret_settings_for(game: str) -> RegretSettings:
     """The settings :func:`train_regret` uses on ``game`` (a registered name) unless given others."""
     return SETTINGS.get(get(game).name, RegretSettings())
+
+
+def settings_for_rules(rules: Rules) -> RegretSettings:
+    """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
+    return regret_settings_for(rules.name)
 
 
 @njit(cache=True)
@@ -403,10 +407,10 @@ class SampledRegret:
 
     FIELDS = ("regrets", "predicted", "baseline", "seen", "average", "delta")
 
-    def __init__(self, game: str, game_kwargs: dict[str, Any], settings: RegretSettings, seed: int) -> None:
+    def __init__(self, rules: Rules, settings: RegretSettings, seed: int) -> None:
         settings.check()
-        self.game, self.settings = get(game).name, settings
-        self.envs = vector_env(game, settings.games, **game_kwargs)
+        self.game, self.settings = rules.name, settings
+        self.envs = vector_env(rules, settings.games)
         self.rules = self.envs.rules
         if settings.bootstrap and type(self.rules.new_initial_state()).round_state is State.round_state:
             raise ValueError(
@@ -595,31 +599,32 @@ class SampledRegret:
 
 
 def train_regret(
-    game: str,
-    game_kwargs: dict[str, Any],
+    rules: Rules,
+    *,
     steps: int,
-    out_dir: str | Path,
+    out: str | Path,
     seed: int = 0,
     eval_every: int = 1_000_000,
     settings: RegretSettings | None = None,
     progress: bool = True,
     seconds: float | None = None,
+    device: str = "auto",
 ) -> list[Point]:
-    """Train sampled regret matching on ``game`` with ``game_kwargs`` for ``steps`` decisions
+    """Train sampled regret matching on ``rules`` for ``steps`` decisions
     (every seat's; whole collections, so a little more) or, with ``seconds``, until that many
     seconds of training have passed if that comes first, measuring the exact exploitability
     of the average policy every ``eval_every`` decisions where the game declares a measure
     that covers it. Writes ``curve.csv``, ``curve.png``, ``run.json`` and ``policy.npz`` (an
-    agent: ``hiddenhand.agents.load_agent``) into ``out_dir``; returns the curve. Ctrl-C
+    agent: ``hiddenhand.agents.load_agent``) into ``out``; returns the curve. Ctrl-C
     saves, measures (a second Ctrl-C skips that) and raises
-    :class:`~hiddenhand.interrupt.Interrupted`."""
-    declared = get(game)
+    :class:`~hiddenhand.interrupt.Interrupted`. ``device`` is unused: the learner is a table
+    (the learner interface, training/learners.py, passes it to every learner)."""
+    declared = game_of(check_rules(rules, "train_regret"))
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
-    s = settings or regret_settings_for(declared.name)
-    learner = SampledRegret(declared.name, game_kwargs, s, seed)
-    rules = learner.rules
-    run = Run("sampled regret", rules, out_dir, total=steps, progress=progress, seconds=seconds)
+    s = settings or settings_for_rules(rules)
+    learner = SampledRegret(rules, s, seed)
+    run = Run("sampled regret", rules, out, total=steps, progress=progress, seconds=seconds)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, learner.agent()), {}
@@ -634,4 +639,4 @@ def train_regret(
     return run.finish(lambda: learner.agent().save(run.out), measure, record)
 
 
-__all__ = ["SETTINGS", "RegretSettings", "SampledRegret", "regret_settings_for", "train_regret"]
+__all__ = ["SETTINGS", "RegretSettings", "SampledRegret", "regret_settings_for", "settings_for_rules", "train_regret"]

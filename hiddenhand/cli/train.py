@@ -1,334 +1,181 @@
-"""``hiddenhand train cfr|ppo|selfplay <game>``."""
+"""``hiddenhand train METHOD GAME``: one method per declared learner
+(:mod:`hiddenhand.training.learners`), each with the same run options and every setting of
+the learner as an option of its own, its help the setting's documentation and its default
+the learner's for that game."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import typing
+from dataclasses import replace
+from typing import Any
 
 from hiddenhand.cli.common import SEED, check_output, count, game_parsers, rules_from
 
-CFR = (
-    "Run one of OpenSpiel's C++ CFR solvers on the game's cached tree, measuring NashConv (exact best responses) "
-    "every EVAL_EVERY iterations. Writes curve.csv, curve.png, policy.npz (play it: hiddenhand play GAME "
-    "--opponent OUT) and run.json into OUT. The whole tree is enumerated: its size is estimated first and a game "
-    "too large is refused with the configurations that fit (4-card Goofspiel, single rounds, short games). "
-    "Ctrl-C saves the policy, then measures it (a second Ctrl-C skips that)"
+RUN = (
+    "Every EVAL_EVERY {unit}s it measures the exact exploitability where the game declares a measure that "
+    "covers the agent (use --observation markov for Goofspiel, Spoof and Bid Spoof beyond tiny sizes). Writes "
+    "curve.csv, curve.png, run.json and the agent (for hiddenhand play GAME --opponent OUT, tournaments and "
+    "hiddenhand exploitability --agent OUT) into OUT. Ctrl-C stops it between two batches, saves the agent, then "
+    "measures it (a second Ctrl-C skips that) and exits with status 130."
 )
-PPO = (
-    "Train sb3-contrib's MaskablePPO by self-play: the learner takes a random seat each episode; the other seats "
-    "are snapshots of it (one added every SNAPSHOT_EVERY steps) or the game's rule-based agents. Every EVAL_EVERY "
-    "steps it writes curve.csv and curve.png into OUT: exploitability against the exact equilibrium where the "
-    "game declares an exact measure, and the mean return against each heuristic. The model is saved to OUT: play "
-    "it with `hiddenhand play GAME --opponent OUT`. Ctrl-C saves the model, then measures it"
-)
-
-SELFPLAY = (
-    "Train one network that plays every seat against its current self, by tuned PPO or by magnetic mirror "
-    "descent (MMD: PPO's update plus a pull towards a magnet policy), with the settings of Rudolph et al. (ICLR "
-    "2026) adapted per game (see hiddenhand.training.policy_gradient), games played many at a time in the game's "
-    "batched env. Every EVAL_EVERY decisions it measures the exact exploitability where the game declares a "
-    "measure that covers the agent: use --observation markov (Goofspiel, Spoof, Bid Spoof) so that it does beyond "
-    "tiny sizes. Writes curve.csv, curve.png, run.json and "
-    "the model (an agent for play, tournaments and exploitability) into OUT. Ctrl-C saves the model, then "
-    "measures it"
-)
-
-REGRET = (
-    "Sampled regret matching: a table of regrets over the observations self-play meets, learnt from games played "
-    "many at a time in the game's batched env (every action is a sample of play: one seat of each game explores, "
-    "and the returns after its decisions are credited, weighted for the exploration, with baselines that remove "
-    "the noise of the later moves; "
-    "predictive regret matching+ per observation, the average policy saved). Every EVAL_EVERY decisions it "
-    "measures the exact exploitability where the game declares a measure that covers the agent (use --observation "
-    "markov). Writes curve.csv, curve.png, run.json and policy.npz (an agent for play, tournaments and "
-    "exploitability) into OUT. Games with a batched env only (Goofspiel, Spoof, Bid Spoof). Ctrl-C saves the "
-    "policy, then measures it"
-)
-
-RLLIB = (
-    "Multi-agent PPO self-play on Ray RLlib (new API stack; pip install '.[ray]' from a clone): every seat mapped to "
-    "one shared masked module (or one per seat), ENV_RUNNERS runners of ENVS_PER_RUNNER games each, on a local Ray "
-    "instance (127.0.0.1, usage statistics off) or the cluster at --address. Every EVAL_EVERY iterations it "
-    "measures the exact exploitability where the game declares a measure that covers the agent (use --observation "
-    "markov). Writes curve.csv, curve.png, run.json and the module (module.pt, agent.json) into OUT: an agent for "
-    "hiddenhand play --opponent OUT, tournaments and hiddenhand exploitability --agent OUT. Ctrl-C saves it, then "
-    "measures it"
-)
-
-
-def add_seconds(parser: argparse.ArgumentParser) -> None:
-    """``--seconds``, a learner's budget of training time (learners compared at equal time)."""
-    parser.add_argument(
-        "--seconds",
-        type=count(1),
-        help="stop after this many seconds of training (measures excluded) if STEPS are not done by then",
-    )
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    from hiddenhand.training.cfr import ALGORITHMS
+    from hiddenhand.training.learners import learners
 
+    declared = learners()
     train = commands.add_parser(
         "train",
-        help="train agents: cfr (OpenSpiel's CFR solvers), ppo (PPO against a pool), selfplay (PPO or MMD), regret "
-        "(sampled regret matching) or rllib (PPO on Ray RLlib)",
+        help="train agents: " + "; ".join(f"{name} ({learner.summary})" for name, learner in declared.items()),
         description="Train agents and measure them against exact best responses as they learn.",
     )
     methods = train.add_subparsers(dest="method", required=True, metavar="METHOD")
-    for p in game_parsers(methods, "cfr", "CFR, CFR+ or MCCFR on the cached game tree", CFR).values():
-        p.add_argument("--algorithm", choices=ALGORITHMS, default="cfr+", help="solver (default cfr+)")
-        p.add_argument("--iterations", type=count(1), default=1000, help="iterations to run (default 1000)")
+    for learner in declared.values():
+        description = f"{learner.description} {RUN.format(unit=learner.unit)}"
+        parsers = game_parsers(methods, learner.name, learner.summary, description, select=learner.plays)
+        for game, p in parsers.items():
+            _add_run_options(p, learner)
+            _add_settings(p, learner, game)
+            p.set_defaults(run=run_learner, learner=learner.name)
+
+
+def _add_run_options(p: argparse.ArgumentParser, learner) -> None:
+    """The options every learner's run takes: its budget, its measures, its files, its seed."""
+    if learner.unit == "iteration":
         p.add_argument(
-            "--eval-every", type=count(1), default=50, help="measure NashConv every K iterations (default 50)"
+            "--iterations", dest="steps", type=count(1), default=learner.steps, help=f"default {learner.steps}"
         )
-        p.add_argument("--out", required=True, help="output directory (created if missing)")
-        p.add_argument("--seed", type=SEED, default=0, help="seed of the sampling solvers (default 0)")
-        p.set_defaults(run=run_cfr)
-    for p in game_parsers(methods, "ppo", "self-play MaskablePPO (sb3-contrib)", PPO).values():
-        p.add_argument(
-            "--timesteps",
-            type=count(1),
-            default=50_000,
-            help="learner moves to train for, rounded up to whole rollouts of 512 (default 50000)",
-        )
-        p.add_argument(
-            "--snapshot-every",
-            type=count(1),
-            default=2048,
-            help="add a snapshot to the pool every K steps (default 2048)",
-        )
-        p.add_argument("--eval-every", type=count(1), default=4096, help="evaluate every K steps (default 4096)")
-        p.add_argument(
-            "--eval-games", type=count(1), default=200, help="games against each heuristic per evaluation (default 200)"
-        )
-        p.add_argument(
-            "--exploitability",
-            choices=("every", "final", "never"),
-            default="every",
-            help="when to measure exploitability exactly: at every evaluation, only the final one, or "
-            "never (Goofspiel: about two minutes per measure at 5 cards on the full observation, seconds up to 8 "
-            "cards with --observation markov; default every)",
-        )
-        p.add_argument("--out", required=True, help="output directory (created if missing)")
-        p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
-        p.set_defaults(run=run_ppo)
-    for p in game_parsers(methods, "selfplay", "self-play PPO or MMD, every seat one network", SELFPLAY).values():
-        p.add_argument("--learner", choices=("ppo", "mmd"), default="mmd", help="the update (default mmd)")
+    else:
         p.add_argument(
             "--steps",
             type=count(1),
-            default=200_000,
-            help="decisions to train for, every seat's, rounded up to whole updates of about 2048 (default 200000)",
+            default=learner.steps,
+            help="decisions to train for, every seat's, rounded up to whole updates of the learner "
+            f"(default {learner.steps})",
         )
+    p.add_argument(
+        "--seconds",
+        type=count(1),
+        help=f"stop after this many seconds of training (measures excluded) if the {learner.unit}s are not done by "
+        "then; the run ends within one env step (sampled regret) or one update of it",
+    )
+    p.add_argument(
+        "--eval-every",
+        type=count(1),
+        default=learner.eval_every,
+        help=f"measure every K {learner.unit}s (default {learner.eval_every})",
+    )
+    p.add_argument("--out", required=True, help="output directory (created if missing)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the run: the same seed trains the same agent")
+    if learner.network:
+        from hiddenhand.devices import DEVICES
+
         p.add_argument(
-            "--eval-every",
-            type=count(1),
-            default=20_000,
-            help="measure exploitability every K decisions (default 20000)",
+            "--device",
+            choices=DEVICES,
+            default="auto",
+            help="where the network trains: auto (a GPU when torch sees one, else the CPU; the default), cpu or "
+            "cuda; run.json names the device used",
         )
-        add_seconds(p)
-        p.add_argument("--out", required=True, help="output directory (created if missing)")
-        p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
-        p.set_defaults(run=run_selfplay)
-    for p in game_parsers(
-        methods, "regret", "sampled regret matching (tabular)", REGRET, select=lambda game: game.vector is not None
-    ).values():
-        p.add_argument(
-            "--steps",
-            type=count(1),
-            default=20_000_000,
-            help="decisions to train for, every seat's, rounded up to whole collections of GAMES times about four "
-            "game lengths (default 20000000)",
-        )
-        p.add_argument(
-            "--eval-every",
-            type=count(1),
-            default=2_000_000,
-            help="measure exploitability every K decisions (default 2000000)",
-        )
-        p.add_argument(
-            "--games",
-            type=count(1),
-            help="games played at once; each collection is one update, so fewer games update more often but each "
-            "update is noisier (default: the game's own, 8192 for Goofspiel, 128 for Spoof, 256 for Bid Spoof)",
-        )
-        p.add_argument(
-            "--probe",
-            action=argparse.BooleanOptionalAction,
-            help="explore at one decision a game instead of at every decision of the exploring seat (less noisy "
-            "credit in long games learnt with --no-bootstrap; default: off)",
-        )
-        p.add_argument(
-            "--bootstrap",
-            action=argparse.BooleanOptionalAction,
-            help="credit each round's decisions with the learnt value of the round-state it leads to instead of "
-            "the rest of the game as sampled (Goofspiel's turns, Spoof's and Bid Spoof's rounds; default: on)",
-        )
-        p.add_argument(
-            "--canonical",
-            action=argparse.BooleanOptionalAction,
-            help="key the table by the canonical observation where the game declares one (Goofspiel's Markov "
-            "observation, by the interleaving pattern of the hands: 8 cards have 7 times fewer), so that positions "
-            "that are the same game share a row (default: on)",
-        )
-        add_seconds(p)
-        p.add_argument("--out", required=True, help="output directory (created if missing)")
-        p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
-        p.set_defaults(run=run_regret)
-    for p in game_parsers(methods, "rllib", "multi-agent PPO self-play on Ray RLlib", RLLIB).values():
-        p.add_argument("--iterations", type=count(1), default=20, help="RLlib training iterations (default 20)")
-        p.add_argument(
-            "--env-runners", type=count(0), default=1, help="remote env runners (default 1; 0: in the driver)"
-        )
-        p.add_argument(
-            "--envs-per-runner",
-            type=count(1),
-            default=8,
-            help="games each runner steps together (default 8: our games are short, and RLlib's cost per episode "
-            "is fixed)",
-        )
-        p.add_argument(
-            "--batch",
-            type=count(1),
-            help="decisions per iteration (default: our PPO self-play's on the game, 2048); the other settings are "
-            "always ours (docs/training.md)",
-        )
-        p.add_argument(
-            "--policy",
-            choices=("shared", "per_seat"),
-            default="shared",
-            help="one module for every seat (default) or one per seat",
-        )
-        p.add_argument("--eval-every", type=count(1), default=5, help="measure every K iterations (default 5)")
-        p.add_argument(
-            "--address",
-            help="an existing Ray cluster (ray start --head; ray start --address=HEAD:6379 on the others); default: "
-            "a local instance on 127.0.0.1",
-        )
-        p.add_argument("--num-cpus", type=count(1), help="CPUs of the local instance (default: all)")
-        p.add_argument("--out", required=True, help="output directory (created if missing)")
-        p.add_argument("--seed", type=SEED, default=0, help="seed of the run (default 0)")
-        p.set_defaults(run=run_rllib)
 
 
-def run_cfr(args: argparse.Namespace) -> int:
-    from hiddenhand.training.cfr import train_cfr
+def _add_settings(p: argparse.ArgumentParser, learner, game: str) -> None:
+    """Every field of the learner's settings as an option, defaulting to the learner's own
+    settings for the game's default configuration (``None`` here: those of the configuration
+    the command names, which may differ)."""
+    from hiddenhand.registry import get
+    from hiddenhand.training.learners import setting_help
 
+    defaults = learner.settings_for(get(game).rules())
+    cls = type(defaults)
+    helps = setting_help(cls)
+    types = typing.get_type_hints(cls)
+    group = p.add_argument_group(f"{learner.name} settings", "default: the learner's own for the game")
+    names = []
+    for field in dataclasses.fields(cls):
+        flag = "--" + field.name.replace("_", "-")
+        default = getattr(defaults, field.name)
+        text = f"{helps.get(field.name, field.name.replace('_', ' '))} (default {_shown(default)})"
+        kind = types[field.name]
+        if kind is bool:
+            group.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, help=text)
+        else:
+            group.add_argument(flag, dest=field.name, type=_reader(kind), metavar=_metavar(kind), help=text)
+        names.append(field.name)
+    p.set_defaults(settings_given=names)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _metavar(kind: Any) -> str:
+    return {int: "N", float: "X", str: "TEXT"}.get(kind, "N,N,...")
+
+
+def _reader(kind: Any):
+    """How an option's text becomes a setting of type ``kind``; a bad value is argparse's
+    one-line error naming the option. The learner's own check (run before training) refuses
+    values out of its range."""
+    if kind is int:
+        return count(0)
+    if kind is float:
+
+        def number(text: str) -> float:
+            try:
+                return float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+        return number
+    if typing.get_origin(kind) is tuple:
+        layer = count(1)
+
+        def sizes(text: str) -> tuple[int, ...]:
+            return tuple(layer(part) for part in text.split(","))
+
+        return sizes
+    return str
+
+
+def run_learner(args: argparse.Namespace) -> int:
+    from hiddenhand.training.learners import learner as declared_learner
+
+    learner = declared_learner(args.learner)
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
-    curve = train_cfr(rules, args.algorithm, args.iterations, args.eval_every, args.out, seed=args.seed)
-    print(format_cfr(args.algorithm, rules, curve[-1], args.out))
-    return 0
-
-
-def format_cfr(algorithm: str, rules, last, out: str) -> str:
-    return (
-        f"{algorithm} on {rules!r}: {last.steps} iterations, {last.seconds:.2f} s of solving, "
-        f"NashConv {last.exploitability * rules.num_players:.6g} (exploitability {last.exploitability:.6g}); "
-        f"results in {out}"
-    )
-
-
-def run_ppo(args: argparse.Namespace) -> int:
-    from hiddenhand.training.ppo_pool import train_ppo
-
-    rules = rules_from(args)
-    check_output(args.out, "--out", "dir")
-    curve = train_ppo(
-        args.game,
-        rules.params,
-        args.timesteps,
-        args.out,
-        seed=args.seed,
-        snapshot_every=args.snapshot_every,
-        eval_every=args.eval_every,
-        eval_games=args.eval_games,
-        exploitability=args.exploitability,
-    )
-    print(format_ppo(rules, curve[-1], args.out))
-    return 0
-
-
-def format_ppo(rules, last, out: str) -> str:
-    exploit = "n/a" if last.exploitability is None else f"{last.exploitability:.4g}"
-    against = ", ".join(f"{k} {v:+.3f}" for k, v in last.against.items())
-    return (
-        f"PPO on {rules!r}: {last.steps} steps, {last.seconds:.1f} s of training; exploitability {exploit}; "
-        f"mean return against {against}; saved to {out}"
-    )
-
-
-def run_selfplay(args: argparse.Namespace) -> int:
-    from hiddenhand.training.policy_gradient import train_selfplay
-
-    rules = rules_from(args)
-    check_output(args.out, "--out", "dir")
-    curve = train_selfplay(
-        args.game,
-        rules.params,
-        args.steps,
-        args.out,
-        learner=args.learner,
-        seed=args.seed,
-        eval_every=args.eval_every,
-        seconds=args.seconds,
-    )
-    print(format_learned(f"{args.learner.upper()} self-play", rules, curve[-1], args.out))
-    return 0
-
-
-def format_learned(learner: str, rules, last, out: str) -> str:
-    """One line on a self-play run's last point (selfplay, rllib)."""
-    exploit = (
-        "n/a (no exact measure covers this agent)" if last.exploitability is None else f"{last.exploitability:.4g}"
-    )
-    return (
-        f"{learner} on {rules!r}: {last.steps} decisions, {last.seconds:.1f} s of training; exploitability {exploit}; "
-        f"saved to {out}"
-    )
-
-
-def run_regret(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from hiddenhand.training.sampled_regret import regret_settings_for, train_regret
-
-    rules = rules_from(args)
-    check_output(args.out, "--out", "dir")
-    settings = regret_settings_for(args.game)
-    chosen = {"games": args.games, "probe": args.probe, "bootstrap": args.bootstrap, "canonical": args.canonical}
-    settings = replace(settings, **{name: value for name, value in chosen.items() if value is not None})
-    curve = train_regret(
-        args.game,
-        rules.params,
-        args.steps,
-        args.out,
+    settings = learner.settings_for(rules)
+    chosen = {name: getattr(args, name) for name in args.settings_given if getattr(args, name) is not None}
+    settings = replace(settings, **chosen)
+    curve = learner.run(
+        rules,
+        steps=args.steps,
+        out=args.out,
         seed=args.seed,
         eval_every=args.eval_every,
         settings=settings,
         seconds=args.seconds,
+        device=getattr(args, "device", "auto"),
     )
-    print(format_learned("Sampled regret matching", rules, curve[-1], args.out))
+    print(summary(learner, rules, curve, args.out))
     return 0
 
 
-def run_rllib(args: argparse.Namespace) -> int:
-    from hiddenhand.training.rllib_train import train_rllib
-
-    rules = rules_from(args)
-    check_output(args.out, "--out", "dir")
-    curve = train_rllib(
-        args.game,
-        rules.params,
-        args.iterations,
-        args.out,
-        env_runners=args.env_runners,
-        envs_per_runner=args.envs_per_runner,
-        batch=args.batch,
-        policy=args.policy,
-        eval_every=args.eval_every,
-        address=args.address,
-        num_cpus=args.num_cpus,
-        seed=args.seed,
+def summary(learner, rules, curve, out: str) -> str:
+    """One line on a run's last point (a learner may measure nothing: then on where it is)."""
+    if not curve:
+        return f"{learner.name} on {rules}: trained; results in {out}"
+    last = curve[-1]
+    if last.exploitability is None:
+        exploit = "n/a (no exact measure covers this agent)"
+    else:
+        exploit = f"{last.exploitability:.4g} (NashConv {last.exploitability * rules.num_players:.4g})"
+    against = "".join(f"; mean return against {k} {v:+.3f}" for k, v in last.against.items())
+    return (
+        f"{learner.name} on {rules}: {last.steps} {learner.unit}s, {last.seconds:.1f} s of training; "
+        f"exploitability {exploit}{against}; results in {out}"
     )
-    print(format_learned("RLlib PPO self-play", rules, curve[-1], args.out))
-    return 0

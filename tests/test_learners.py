@@ -1,0 +1,171 @@
+"""The learner interface: every declared learner trains through one call and one command,
+with every setting an option; a user's learner registers as ours do; the device choice."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pytest
+
+from hiddenhand.agents import RandomAgent, load_agent
+from hiddenhand.agents.policy_agent import PolicyAgent
+from hiddenhand.cli import main
+from hiddenhand.devices import torch_device
+from hiddenhand.registry import get
+from hiddenhand.training import learners as learners_module
+from hiddenhand.training.evaluation import play_games
+from hiddenhand.training.learners import Learner, learner, learners, setting_help
+from hiddenhand.training.run import Run
+
+MARKOV = {"num_cards": 3, "observation": "markov"}
+
+TINY = {
+    "cfr": {},
+    "regret": {"games": 64},
+    "mmd": {"games": 8, "batch": 256, "epochs": 1},
+    "ppo-selfplay": {"games": 8, "batch": 256, "epochs": 1},
+    "ppo": {"n_steps": 128, "snapshot_every": 128, "eval_games": 4},
+    "nfsp": {"min_buffer_size_to_learn": 64, "batch_size": 32, "learn_every": 16},
+    "psro": {"episodes_per_oracle": 30, "sims_per_entry": 8, "prd_iterations": 500, "min_buffer_size_to_learn": 32},
+    "rllib": {"env_runners": 0, "envs_per_runner": 2, "batch": 256, "num_cpus": 1},
+}
+"""Per declared learner, settings small enough for seconds."""
+
+STEPS = {"cfr": 10, "psro": 600}
+
+
+def _params(name: str) -> list:
+    marks = [pytest.mark.xdist_group("ray")] if name == "rllib" else []
+    return [pytest.param(name, marks=marks, id=name)]
+
+
+@pytest.mark.parametrize("name", [p for name in learners() for p in _params(name)])
+def test_every_declared_learner_trains_through_the_one_call(name, tmp_path, request):
+    if name == "rllib":
+        pytest.importorskip("ray")
+        request.getfixturevalue("ray_local")
+    declared = learner(name)
+    rules = get("goofspiel").rules(**MARKOV)
+    settings = replace(declared.settings_for(rules), **TINY[name])
+    steps = STEPS.get(name, 512)
+    curve = declared.run(
+        rules, steps=steps, out=tmp_path, seed=0, eval_every=steps, settings=settings, progress=False, device="cpu"
+    )
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["steps"] >= steps and record["interrupted"] is False
+    assert record["game"] == "goofspiel" and record["params"]["num_cards"] == 3
+    assert curve[-1].steps == record["steps"] and curve[-1].exploitability is not None
+    agent = load_agent("goofspiel", str(tmp_path), rules.params)
+    returns = play_games(rules, [agent, RandomAgent()], 4, seed=0)
+    assert returns.shape == (4, 2) and np.all(returns.sum(axis=1) == 0)  # whole zero-sum games
+
+
+def test_the_train_help_lists_every_learner_with_all_its_settings(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = capsys.readouterr().out
+    for name in learners():
+        assert name in text
+    for name, declared in learners().items():
+        with pytest.raises(SystemExit):
+            main(["train", name, "goofspiel", "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        settings = declared.settings_for(get("goofspiel").rules())
+        helps = setting_help(type(settings))
+        for field in dataclasses.fields(settings):
+            flag = "--" + field.name.replace("_", "-")
+            assert flag in text, (name, flag)
+            if field.name in helps:
+                assert helps[field.name][:40] in text, (name, field.name)
+        assert "--device" in text if declared.network else "--device" not in text
+
+
+def test_a_setting_typed_on_the_command_line_reaches_the_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["train", "regret", "goofspiel", "--cards", "3", "--observation", "markov", "--games", "64"]
+    argv += ["--exploration", "0.25", "--no-canonical", "--steps", "2000", "--eval-every", "1000", "--out", str(out)]
+    assert main(argv) == 0
+    settings = json.loads((out / "run.json").read_text())["settings"]
+    assert settings["exploration"] == 0.25 and settings["canonical"] is False and settings["games"] == 64
+    assert settings["bootstrap"] is True  # the game's own, untouched
+    assert capsys.readouterr().out.startswith("regret on goofspiel --cards 3 --players 2 --observation markov: ")
+
+
+def test_a_bad_setting_is_refused_naming_the_option(tmp_path, capsys):
+    argv = ["train", "regret", "goofspiel", "--exploration", "2", "--out", str(tmp_path / "x")]
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "--exploration 2.0 is not allowed; allowed: a number more than 0, at most 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "mmd", "goofspiel", "--hidden", "64,x", "--out", str(tmp_path / "y")])
+    assert "argument --hidden" in capsys.readouterr().err
+
+
+@dataclass(frozen=True)
+class TemperatureSettings:
+    """A user's learner's settings."""
+
+    temperature: float = 1.0
+    """How far from uniform the policy may stray."""
+
+
+def _uniform_settings(rules):
+    return TemperatureSettings()
+
+
+def _train_uniform(
+    rules, *, steps, out, seed=0, eval_every=1, settings=None, progress=True, seconds=None, device="auto"
+):
+    """A user's learner: plays uniformly, records its settings."""
+    settings = settings or TemperatureSettings()
+    run = Run("uniform", rules, out, total=steps, progress=progress, seconds=seconds)
+    with run.training():
+        while run.going():
+            run.advance(steps)
+    agent = PolicyAgent(rules.name, rules.params, {}, unseen="uniform")
+    return run.finish(lambda: agent.save(run.out), None, {"settings": dataclasses.asdict(settings), "seed": seed})
+
+
+def test_a_users_learner_registers_and_gets_the_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(learners_module, "_LEARNERS", dict(learners_module._LEARNERS))
+    learners_module.register_learner(
+        Learner("uniform", "a user's learner", "Plays uniformly.", _train_uniform, _uniform_settings, 10, 10)
+    )
+    with pytest.raises(SystemExit):
+        main(["train", "uniform", "spoof", "--help"])
+    assert "How far from uniform the policy may stray" in capsys.readouterr().out
+    out = tmp_path / "u"
+    assert main(["train", "uniform", "spoof", "--temperature", "0.5", "--out", str(out)]) == 0
+    assert json.loads((out / "run.json").read_text())["settings"] == {"temperature": 0.5}
+    with pytest.raises(TypeError, match="register_learner"):
+        learners_module.register_learner("uniform")
+
+
+def test_the_old_call_with_a_game_name_is_refused_with_the_new_one(tmp_path):
+    with pytest.raises(TypeError, match=r"make them with hiddenhand.registry.get\('goofspiel'\).rules"):
+        learner("regret").run("goofspiel", steps=10, out=tmp_path)
+
+
+def test_the_device_choice(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert torch_device() == "cpu" and torch_device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="sees no GPU"):
+        torch_device("cuda")
+    with pytest.raises(ValueError, match="device='tpu' is not allowed; choose one of: auto, cpu, cuda, cuda:N"):
+        torch_device("tpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert torch_device() == "cuda" and torch_device("cuda:0") == "cuda:0"
+    with pytest.raises(ValueError, match="sees 1 GPU"):
+        torch_device("cuda:1")
+
+
+def test_a_learner_of_openspiel_s_refuses_a_gpu(tmp_path):
+    with pytest.raises(ValueError, match="device='cuda' is not allowed for train_nfsp"):
+        learner("nfsp").run(get("goofspiel").rules(**MARKOV), steps=10, out=tmp_path, device="cuda")
