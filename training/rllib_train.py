@@ -47,9 +47,9 @@ def rllib_settings_for(game: str) -> Settings:
     """The settings RLlib trains with on ``game``: our PPO self-play's, with the study's clip
     (0.025) and entropy (0.1, kept to the end). RLlib standardises the advantages of every
     minibatch, as the study does, and the study tuned those two with that; ours were tuned
-    without it. With ours RLlib's PPO drifts away from the equilibrium as it trains (4-card
-    Markov Goofspiel: 0.97 after 10,000 decisions, 3.04 after 51,200), with these it falls
-    steadily (0.91 after 51,200): ``benchmarks/bench_rllib.py``, docs/training.md."""
+    without it. With ours RLlib's PPO drifts away from the equilibrium as it trains, with
+    these it falls steadily (the runs, ``benchmarks/bench_rllib.py``: docs/training.md,
+    "On Ray: RLlib")."""
     return replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef)
 
 
