@@ -1,10 +1,11 @@
-"""The three computer players of the seed's terminal Goofspiel, as exact mixed strategies.
+"""The three computer players of a terminal Goofspiel, as exact mixed strategies.
 
-The seed's Bash script draws ``$RANDOM`` inside its bidding functions; here every random
+The game is the Bash script of Jerod Michel and Gao Yucheng's "GOOFSPIEL: Determinist's
+Bane" (docs/references.md). The script draws ``$RANDOM`` inside its bidding functions; here every random
 branch is enumerated with its probability, so :meth:`GoofspielHeuristic.policy` returns
 the player's true distribution over bids and ``act`` samples from it.
 
-The three levels (the seed's names in brackets):
+The three levels (the script's names in brackets):
 
 - ``easy`` (``AI_to_bid_easy``), "value bidding": aim at the prize's value plus -1, 0 or
   +1 (equally likely), clamped to the cards of the game, and bid the card in hand closest
@@ -165,7 +166,7 @@ _STRATEGIES = {"easy": easy, "medium": medium, "hard": hard}
 
 
 class GoofspielHeuristic(Agent):
-    """A computer player of the seed's terminal game: ``level`` is easy, medium or hard."""
+    """A computer player of the terminal game of "Determinist's Bane": ``level`` is easy, medium or hard."""
 
     uses_history = False  # hands, prizes and the score are all it reads
 

@@ -1,4 +1,4 @@
-"""Why self-play stalls on Markov Goofspiel: the controls of issue 28, one mode each.
+"""Why self-play stalls on Markov Goofspiel: the controls, one mode each (docs/training.md).
 
 Every mode measures with the project's exact measure over positions
 (``hiddenhand.solvers.goofspiel.positions.exploitability``: NashConv / 2; uniform play concedes 2.5

@@ -1,6 +1,6 @@
 """Bid Spoof (Milan rules) engine: configuration, states, observation layout.
 
-The environment documentation (rules, the choices where the seed leaves a case open,
+The environment documentation (rules, the choices where the Milan rules leave a case open,
 actions, observation, arguments) is the docstring of :mod:`hiddenhand.envs.bid_spoof_v0`.
 Every round ends with all hands shown, which is what lets
 :mod:`hiddenhand.solvers.bid_spoof` solve the two-player game round by round. One module,

@@ -28,10 +28,11 @@ ends the round with every hand shown:
 - **zero**: you claim nobody holds a coin. Right: every other player loses a coin; wrong:
   you lose one. You start the next round. When it may be said is `zero_call`:
   `"round_start"` (the original rules) only as the opening call of a round, by the starter;
-  `"before_own_bid"` (the seed's house rule) by any player who has not bid in this round.
+  `"before_own_bid"` (a house rule noted beside the Milan rules) by any player who has not
+  bid in this round.
 
-A player with no coins is out; the last player in wins. Where the seed leaves a case open
-we chose, and the tests check: the opener may not say call, cliff or spoof (there is no
+A player with no coins is out; the last player in wins. Where the Milan rules leave a case
+open we chose, and the tests check: the opener may not say call, cliff or spoof (there is no
 bid to call); after a right zero call the caller starts, as after a cliff or a spoof; and
 when the player due to start is out, the next player still in (clockwise) starts. The
 first round is started by `player_0`.

@@ -25,7 +25,7 @@ MAX_MATCHES = 9
 """Most matches a player may start with (the round game grows as the square of it)."""
 
 ROUND_UTILITY = {"right": 1.0, "opponent_right": 0.0, "neither": 0.5}
-"""The one-round objective's payoffs, those of the seed's influence diagrams."""
+"""The one-round objective's payoffs, those of the Hugin Spoof models' influence diagrams."""
 
 
 def parse_matches(value: Any) -> tuple[int, int]:

@@ -36,7 +36,7 @@ has) are legal, as at the table, though they can never win the round.
   `matches_p1` for player 1 (0, the default, means the same as `matches`), e.g.
   `hiddenhand_spoof(matches=2,matches_p1=3)`.
 - `objective`: `"game"` plays to the end, +1 to the winner and -1 to the loser (zero-sum);
-  `"round"` plays one round only and pays the utilities of the seed's influence diagrams:
+  `"round"` plays one round only and pays the utilities of the Hugin Spoof models' influence diagrams:
   1 to a player whose bid was right, 0 to the other, 0.5 to both when nobody was right
   (constant-sum: the two returns add up to 1).
 - `max_rounds` (1 to 10000): with `objective="game"`, the game is stopped after this many

@@ -1,5 +1,5 @@
-"""Play one 13-card Goofspiel game in the AEC env: the seed's hard computer player against
-a random player, rendered as text."""
+"""Play one 13-card Goofspiel game in the AEC env: the hard computer player of "Determinist's
+Bane" against a random player, rendered as text."""
 
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent
 from hiddenhand.envs import goofspiel_v0

@@ -57,7 +57,8 @@ class RulesAECEnv(AECEnv):
     game allows and every other player the best. (PettingZoo pays the others 0, which in a
     game whose worst return is 0, such as total points, would not punish the offender.) It
     is done here rather than with that wrapper because the wrapper's attribute forwarding
-    on every call halved the env's throughput (``benchmarks/bench_env.py``).
+    on every call costs the env much of its throughput (``benchmarks/bench_env.py``;
+    docs/performance.md).
 
     An action must be an integer (Python's, numpy's, or a 0-d integer array); anything
     else raises ``TypeError`` whatever ``illegal_action`` says, since it is a bug in the

@@ -1,6 +1,7 @@
-"""The Spoof advisor: the expected utility of each choice, as the seed's influence diagrams show.
+"""The Spoof advisor: the expected utility of each choice, as the Hugin models' influence diagrams show.
 
-The seed's diagrams take the matches each player has left, and give the expected utility
+The influence diagrams of the Hugin Spoof models (Hugin Expert A/S, "The game of Spoof";
+docs/references.md) take the matches each player has left, and give the expected utility
 of every number of matches to hold; once the hand is entered, of every bid. They assume an
 opponent whose hand is uniformly random. We show that column and a second one against the
 equilibrium opponent, because a uniform opponent is not what a good player faces.

@@ -37,7 +37,7 @@ def play_in_terminal(
 ) -> list[list[float]]:
     """Play games until the person declines another; returns each game's returns.
 
-    ``opponents`` fill the other seats in order. End of input (Ctrl-D) ends the session
+    ``opponents`` fill the other seats in order. End of input (Ctrl-D) ends the play
     cleanly; so does Ctrl-C, which then raises :class:`~hiddenhand.interrupt.Interrupted`
     carrying the results, so that the command exits with status 130 as for any Ctrl-C.
     """

@@ -64,9 +64,12 @@ Usage (a Gymnasium-style vector env of a turn-based multi-agent game)::
   its ``banked``: credit that leaves out what no later move can change (the self-play
   learners use it; see ``docs/training.md``).
 - ``info["round_state"]`` (int64, ``num_envs``) is, where a game is played as a chain of
-  rounds whose future depends only on the public round-state (Spoof, Bid Spoof), that
+  rounds whose future depends only on the public round-state (Spoof's and Bid Spoof's
+  rounds; Goofspiel's turns when the bids are shown and the scoring adds points up), that
   round-state's key (>= 0) when the game to move is at a round's start, and -1 elsewhere
-  (always -1 in Goofspiel): what ``State.round_state()`` gives in the rules engine. A
+  (always -1 in a Goofspiel with hidden bids or win/loss scoring, whose future depends on
+  more, and where the key would pass 62 bits): what ``State.round_state()`` gives in the
+  rules engine. A
   learner can learn a value per key and credit a round's decisions with the value of the
   round-state they lead to (sampled regret matching's ``bootstrap``, ``docs/training.md``).
 - The env pickles, generator included, like every face.

@@ -1,4 +1,4 @@
-"""The seed's three computer players: hand-checked decisions, valid distributions, strength."""
+"""The three computer players of "Determinist's Bane": hand-checked decisions, valid distributions, strength."""
 
 import numpy as np
 import pytest
@@ -55,7 +55,7 @@ def test_medium_bluffs_or_fights_on_a_high_prize():
 
 
 def test_medium_sees_high_cards_spent_on_high_prizes():
-    """The seed's counter only drops when a high card buys a low prize; ours counts the cards."""
+    """The script's counter only drops when a high card buys a low prize; ours counts the cards."""
     state = GoofspielRules(num_cards=13).new_initial_state()
     # Opponent (player 1) spends 10, 11, 12 on prizes 10, 11, 12 and 13 on prize 2.
     play_out(state, [(1, 10), (2, 11), (3, 12), (4, 13)], prizes=[10, 11, 12, 2])

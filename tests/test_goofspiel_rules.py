@@ -10,7 +10,7 @@ from hiddenhand.envs.goofspiel_observation import GoofspielView
 
 
 def test_seed_example_opening_rounds():
-    """The seed's annotated game: prizes 5, 2, 13, 8, 1 with bids (5,6) (2,1) (4,12) (10,3) (1,2)."""
+    """The annotated game of "Determinist's Bane": prizes 5, 2, 13, 8, 1 with bids (5,6) (2,1) (4,12) (10,3) (1,2)."""
     state = GoofspielRules(num_cards=13).new_initial_state()
     assert state.current_player() == CHANCE
     play_out(state, [(5, 6), (2, 1), (4, 12), (10, 3), (1, 2)], prizes=[5, 2, 13, 8, 1])

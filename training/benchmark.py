@@ -32,7 +32,7 @@ analyst sits).
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 Run again with ``resume``, it reads back the training runs that finished (the full budget
-takes longer than one sitting) and trains the rest.
+takes hours, and a machine may not stay that long) and trains the rest.
 
 Writes ``REPORT.md`` (a header on how to read it and the run's command, seed, versions and
 machine; then a leaderboard per configuration, titled in words), one PNG per configuration
@@ -404,7 +404,7 @@ def _big_goofspiel(
     budget: Budget, out: Path, seed: int, solution: str | None, progress: bool, resume: bool, lines, summary
 ) -> None:
     """The budget's ``big_learner`` trained on the full game (``budget.big_cards``, 13 by
-    default) on the Markov observation, then played against the seed's heuristics and, given
+    default) on the Markov observation, then played against the game's heuristics and, given
     a solution file of that size, the exact equilibrium: mean point difference with a 95%
     interval, seats alternating. No exploitability: nothing measures a learned agent exactly
     at 13 cards (positions stop at 10), and the report says so rather than estimate one. The
@@ -467,7 +467,7 @@ def run_benchmark(
     that already finished in ``out_dir`` (same rules, seed, length, learner settings
     (:func:`learner_settings`) and code (:func:`~hiddenhand.training.run.code_version`), not cut by Ctrl-C;
     :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
-    benchmark cut short, or longer than one sitting, goes on where it stopped; the agents
+    benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped; the agents
     are measured and played again, and the report counts the runs read back."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
     unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(learners()))

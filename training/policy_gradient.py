@@ -122,11 +122,10 @@ OURS = replace(
   prize");
 - a learning rate 16 times larger and PPO's usual clip 0.2: the study trains for tens of
   millions of steps, our budgets are minutes;
-- entropy 0.05, kept to the end. Decayed to 0 with the learning rate, as it was until the
-  full study of 2026-11-26, it was meant to move the regularised fixed point (a quantal
-  response equilibrium) to the equilibrium as training ended; instead every network run's
-  last third climbed back from its best point (6-card MMD: best 2.2 to 2.4, last 2.9 to
-  4.2), and kept, the last point stays at the best (2.39 to 2.45, three seeds each:
+- entropy 0.05, kept to the end. Decayed to 0 with the learning rate it would move the
+  regularised fixed point (a quantal response equilibrium) to the equilibrium as training
+  ends; instead the policy hardens as the bonus goes, and the runs' last points climb back
+  from their best, where kept the last point stays near the best (the runs:
   docs/training.md, "Entropy kept, not annealed");
 - GAE lambda 0.7 (the value network takes more of the credit assignment, less variance)
   and 128-unit layers, each a little better within seed noise."""

@@ -77,8 +77,9 @@ def rllib_settings_for(game: str) -> RLlibSettings:
     """The settings RLlib trains with on ``game``: our PPO self-play's, with the study's clip
     (0.025) and entropy (0.1, kept to the end). RLlib standardises the advantages of every
     minibatch, as the study does, and the study tuned those two with that; ours were tuned
-    without it, and with them RLlib's PPO drifts away from the equilibrium as it trains
-    (docs/training.md; ``benchmarks/bench_rllib.py``)."""
+    without it. With ours RLlib's PPO drifts away from the equilibrium as it trains, with
+    these it falls steadily (the runs, ``benchmarks/bench_rllib.py``: docs/training.md,
+    "On Ray: RLlib")."""
     ours = replace(settings_for("ppo", game), clip=STUDY.clip, ent_coef=STUDY.ent_coef)
     return RLlibSettings(**asdict(ours))
 

@@ -1,85 +1,19 @@
 """Sampled regret matching: a table of regrets over the observations that self-play meets,
 learnt from games played many at a time in the batched env (:mod:`hiddenhand.vector`).
 
-(About 630 lines: the compiled kernels are the algorithm's steps and are read beside the
-learner that calls them.)
+Why: the tabular control of :mod:`.markov_table` reaches the equilibrium with exact values,
+and the network learners stall on their update; this learner keeps the table and learns only
+from sampled play, with regret matching, whose average policy converges from samples. Each
+iteration plays a collection of games (step 1: one exploring seat a game), credits every
+decision with a variance-reduced sample of the return still to come (step 2: baselines, the
+explored action reweighted, and with ``bootstrap`` the learnt value of the round-state it
+leads to), turns the credits into per-action estimates (step 3) and updates each touched row
+by predictive regret matching+ with linear averaging (step 4). The algorithm in full, the
+sources of each part and the runs behind each setting: ``docs/training.md``, "Sampled regret
+matching" (its steps are those the docstrings here number).
 
-Why a table, and why regrets. The tabular control of :mod:`.markov_table` showed that on
-the Markov observation the equilibrium is reachable by an update that has every position's
-values (exact Q), and that the network learners stall because of their update, not because
-of the measure or the observation (``docs/training.md``). This learner keeps the table and
-gives up the exact values: everything it knows comes from sampled play, as for the network
-learners, so it is a learner in the sense of the benchmark (it could be trained on any env
-that gives these observations). Regret matching is the update with a known guarantee from
-samples: its average policy converges to an equilibrium of a two-player zero-sum game, and
-summing sampled regrets over many games averages their noise away, where a policy-gradient
-step follows each batch's noise.
-
-The algorithm (one iteration per collection):
-
-1. Play ``games`` games at once for ``window`` steps. At each decision the row of the
-   observation (a hash of its bytes: rows are created the first time an observation is
-   met) gives the current policy: predictive regret matching+ of the row's regrets (Farina
-   et al., AAAI 2021), uniform over the legal actions while nothing is positive. Each game
-   has an *explorer*, a seat drawn when it starts, whose actions are drawn from the policy
-   mixed with ``exploration`` of uniform play (outcome sampling's exploration, Lanctot et
-   al., NeurIPS 2009); the other seats play the policy. The explorer's decisions are what
-   the table learns from; exploring at each of them is what makes every action at every
-   position reachable, including the positions a best responder steers into (often after
-   several off-policy moves) and self-play alone would rarely visit. With ``probe`` the
-   explorer instead plays uniformly at one of its decisions (the probe, drawn when the
-   game starts) and the policy everywhere else, and only its decisions from the probe on
-   are learnt from: in long games (Bid Spoof's) the weights of step 2 multiply over many
-   explored decisions, and one explored decision a game learns faster.
-2. When a game ends its decisions are credited backwards from the end with the return
-   still to come, in the explorer's terms: the return minus what the game had settled at
-   the decision (``info["banked"]``: in Goofspiel the points won before it), and each
-   decision's sampled continuation is replaced by its expectation under the decider's
-   policy, with a baseline per row and action (a running mean of the returns after it)
-   standing in for the actions not taken and the action taken weighted by one over the
-   probability it was drawn with (for the explorer, the explored one). That is the
-   estimator of VR-MCCFR (Schmid et al., AAAI 2019): an unbiased sample of the current
-   policy's value although the explorer explored (without the weighting the returns are
-   those of the exploring policy, and the learner converges to a perturbed game's
-   equilibrium), and the baselines remove most of the noise of the later moves of both
-   seats (the other seat's baselines, in its own terms, are the explorer's with the sign
-   changed: this needs a two-player zero-sum game; elsewhere the other seats' moves pass
-   their sample through). With ``bootstrap``, in a game played as a chain of rounds whose
-   future depends only on the public round-state (``info["round_state"]``: Spoof's and
-   Bid Spoof's rounds, Goofspiel's turns), the estimate at each round's start moves that
-   round-state's learnt value (a running mean weighted, as the average policy is, by the
-   iteration), and the value then stands in for the rest of the game in the credit of the
-   round before: each round is learnt as one stage game paid by the values of the
-   round-states it leads to, as the exact solver's value iteration does
-   (:mod:`hiddenhand.solvers.stochastic`). Without it a round's credit follows the later
-   rounds' current policies, which regret matching's iterates cycle through, and the
-   average converged slowly (whole Spoof: 0.083 after 1.25 billion decisions, against
-   0.024 after 0.2 billion with it; ``docs/training.md``).
-3. Each of the explorer's credited decisions gives every action of its row an unbiased
-   estimate of its value (the baseline, plus for the action taken the surprise divided by
-   the probability of having drawn it) and so of its advantage over the row's policy. Every
-   credited decision moves its baseline towards its return.
-4. After the collection every touched row takes the mean of its estimates: its regrets
-   become ``max(R + mean advantage, 0)`` (regret matching+, each row weighted alike,
-   however often it was visited: weighting rows by their visits starves the rare ones) and
-   the mean advantage is the prediction added to them when the policy is read; the row's
-   policy of this iteration is added to its average with weight the number of the row's own
-   updates so far (linear averaging, as CFR+ does). The average policy is what is saved and measured;
-   rows never met play uniformly.
-
-Decisions of games still under way when a collection ends are kept and credited in the
-next one, with the policy current then: an action of the other seat that the earlier policy
-never drew counts at its baseline, a small bias that fades as the policy settles (passing
-those moves' samples through instead is unbiased but much noisier: ``docs/training.md``).
-The learner works on any game with a batched env; its table is keyed by the observation,
-so on Goofspiel the Markov observation (``observation="markov"``) keeps it small and makes
-the exact measure apply (the observation is then the position, the same for every history
-that reaches it, and one table serves both seats). Where the game declares a canonical
-observation (``Rules.canonical``: Goofspiel's Markov one, by the hands' interleaving
-pattern) the table is keyed by that instead (``canonical``): the rows are learnt one by
-one, so positions that are the same game with the cards renamed learn as one row from all
-their visits (8-card Goofspiel: 406,456 rows instead of 2,956,136, and 6 cards' exact
-exploitability after the same 160 million decisions halved; docs/training.md).
+The compiled kernels are the algorithm's steps and are read beside the learner that calls
+them, hence one module.
 """
 
 from __future__ import annotations
@@ -102,7 +36,7 @@ from hiddenhand.vector import MAX_ENVS, vector_env
 
 @dataclass(frozen=True)
 class RegretSettings:
-    """The learner's settings; see the module docstring for what each does."""
+    """The learner's settings; what each does in the algorithm: ``docs/training.md``, "The algorithm"."""
 
     games: int = 8192
     """Games played at once (one compiled step serves them all)."""
@@ -295,7 +229,7 @@ def _restart(ended, probes, seats, decisions, uniforms):  # pragma: no cover - c
 
 @njit(cache=True)
 def _credit(length, steps, table, rounds, weight, zero_sum, credit):  # pragma: no cover - compiled
-    """Step 2 of the module docstring for the first ``length`` steps: ``credit`` gets, for
+    """Step 2 of the algorithm (``docs/training.md``) for the first ``length`` steps: ``credit`` gets, for
     every decision with a role whose game ended within them, the sampled return still to
     come after its action, in the decider's terms. Where a step credited now starts a round
     (its round row >= 0, ``bootstrap``), the explorer's estimate of the return to come from
@@ -349,7 +283,7 @@ def _credit(length, steps, table, rounds, weight, zero_sum, credit):  # pragma: 
 
 @njit(cache=True)
 def _learn(length, steps, credit, table, count, least, rate, zero_sum, foresight, floor):  # pragma: no cover - compiled
-    """Steps 3 and 4 of the module docstring for the credited decisions of the first
+    """Steps 3 and 4 of the algorithm (``docs/training.md``) for the credited decisions of the first
     ``length`` steps (their role then set to 0: done). The estimates are summed per row
     first (every policy is read before any regret changes); each touched row then takes
     their mean. Returns the number of decisions the regrets learnt from."""

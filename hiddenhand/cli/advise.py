@@ -1,5 +1,5 @@
-"""``hiddenhand advise spoof``: what each choice is worth in a position, as the seed's
-influence diagrams show it (Spoof is the one game with an advisor)."""
+"""``hiddenhand advise spoof``: what each choice is worth in a position, as the Hugin Spoof
+models' influence diagrams show it (Spoof is the one game with an advisor)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     advise = commands.add_parser(
         "advise",
         help="expected utility of each choice in a position (spoof)",
-        description="Show what each choice is worth, as the seed's influence diagrams do.",
+        description="Show what each choice is worth, as the Hugin Spoof models' influence diagrams do.",
     )
     games = advise.add_subparsers(dest="game", required=True, metavar="GAME")
     p = games.add_parser(
         "spoof",
         help="Spoof: each hand to hold, then each bid",
         description="The expected utility of each number of matches to hold and, once --hold is given, of each "
-        "bid, (a) against an opponent whose hand is uniformly random (the seed's diagrams: it bids uniformly among "
-        "the totals its hand makes possible) and (b) against the equilibrium opponent. A choice's utility assumes "
-        "you bid as well as possible afterwards. Forbidden choices are marked, the best choice per column starred.",
+        "bid, (a) against an opponent whose hand is uniformly random (the Hugin models' opponent: it bids "
+        "uniformly among the totals its hand makes possible) and (b) against the equilibrium opponent. A choice's "
+        "utility assumes you bid as well as possible afterwards. Forbidden choices are marked, the best choice per "
+        "column starred.",
     )
     p.add_argument("--mine", type=count(1, MAX_MATCHES), required=True, help=f"your matches left, 1 to {MAX_MATCHES}")
     p.add_argument(

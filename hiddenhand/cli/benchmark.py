@@ -42,7 +42,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="read back every training run that already finished in OUT (same rules, seed, length, learner "
         "settings and code: run.json records a digest of hiddenhand's sources, so a run made by other code trains "
         "again; not cut by Ctrl-C) instead of training it again, then measure and report everything as usual: a "
-        "benchmark cut short, or longer than one sitting, goes on where it stopped",
+        "benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped",
     )
     p.set_defaults(run=run)
 

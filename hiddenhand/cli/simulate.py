@@ -23,8 +23,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "exactly when they know; players 0..ANALYSTS-1 analyse behaviour, the others deduce from answers alone. "
         "Prints the mean and variance of the rounds needed to score one point for each kind of player and every "
         "player's chance of reaching 10 points first (from the ten-fold convolution of the one-point distribution); "
-        "writes summary.json and cdf.png (CDFs for 1 and 10 points, winning chances) into OUT. Four players "
-        "take about 30 s for 1000 rounds; five players take seconds per round.",
+        "writes summary.json and cdf.png (CDFs for 1 and 10 points, winning chances) into OUT. Each player added "
+        "makes the deduction, and so each round, dearer; docs/performance.md has the timings.",
     )
     p.add_argument("--players", type=count(3, 5), default=4, help="players, 3 to 5 (default 4)")
     p.add_argument("--analysts", type=count(0), default=0, help="how many players analyse behaviour (default 0)")

@@ -8,7 +8,7 @@ when the first bidder is right (they bid first again), to (s - 1, f) when the se
 matches, so each sweep meets a round-state after those it leads to; only the "nobody was
 right" loop needs repeated solves.
 
-One round with the seed's utilities (1 right, 0 opponent right, 0.5 neither) is a finite
+One round with the Hugin models' utilities (1 right, 0 opponent right, 0.5 neither) is a finite
 game of its own, solved once by the sequence-form LP (:func:`solve_round`).
 
 **Ending the loop.** Each round's equilibrium, optimal given the values of the rounds after
@@ -242,7 +242,7 @@ def solve(matches: int = 3, progress: bool = True, ending: LoopEnding | None = E
 
 @cache
 def solve_round(first_matches: int, second_matches: int) -> tuple[float, RoundStrategy]:
-    """One round with the seed's utilities (1 right, 0 the opponent right, 0.5 neither),
+    """One round with the Hugin models' utilities (1 right, 0 the opponent right, 0.5 neither),
     the player bidding first holding ``first_matches``: its value to the first bidder and
     an equilibrium."""
     rules = SpoofRules(matches=(first_matches, second_matches), objective="round")

@@ -178,11 +178,11 @@ def certify(
     from_bases: list[int] = []
     re_solved = 0
     total = sum(indexer.lps(k) for k in range(1, n + 1))
-    bar = tqdm(total=total, unit="LP", unit_scale=True, disable=not progress, desc=f"certify GOPS {n}")
+    bar = tqdm(total=total, unit="LP", unit_scale=True, disable=not progress, desc=f"certify Goofspiel {n}")
     with bar, ThreadPoolExecutor(max_workers=workers) as pool:
         for k in range(1, n + 1):
             started = time.perf_counter()
-            bar.set_description(f"certify GOPS {n} level {k}/{n}")
+            bar.set_description(f"certify Goofspiel {n} level {k}/{n}")
             level = indexer.level(k)
             values = np.ascontiguousarray(solution.levels[k])
             below = np.ascontiguousarray(solution.levels[k - 1])

@@ -14,9 +14,10 @@ on the same inputs, so the values are the thread pool's bit for bit. What moves:
 :func:`transfer` gives those sizes per level; at 13 cards the heaviest levels are 8 (0.62 GB
 of values below to each node, 1.21 GB of values back, 4.8 GB more with bases) and 9 (1.21
 GB out, 0.63 GB back).
-Each worker process compiles the kernel once (about 2 s). On one machine Ray adds that
-and its scheduling to the thread pool's work, so it pays only across machines; the
-hiddenhand package must be installed on every node of a cluster.
+Each worker process compiles the kernel once. On one machine Ray adds that and its
+scheduling to the thread pool's work, so it pays only across machines (the timings:
+docs/goofspiel.md, "The exact solver on Ray"); the hiddenhand package must be installed on
+every node of a cluster.
 """
 
 from __future__ import annotations

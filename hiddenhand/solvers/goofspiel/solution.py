@@ -200,8 +200,8 @@ class PointsSolution(GoofspielSolution):
 
         Size: ``patterns x C(n, k) x k x k`` float64. The largest level takes 9 MB at 8
         cards (k = 5), 320 MB at 10 (k = 6), 11 GB at 12 and 77 GB at 13 (k = 8); compute
-        it once per level and keep it. Time: about what solving the level took (4.5 s for
-        the largest at 10 cards, on two cores).
+        it once per level and keep it. Time: about what solving the level took, since it
+        solves the level's matrix games again (docs/goofspiel.md, "Speed and scale").
         """
         k = check_int("k", k, 1, self.num_cards)
         workers = check_workers(workers)

@@ -191,14 +191,14 @@ def solve(
         unit="state",
         unit_scale=True,
         disable=not progress,
-        desc=f"GOPS {n} win/loss",
+        desc=f"Goofspiel {n} win/loss",
     )
     seconds: dict[int, float] = {}
     games: dict[int, int] = {}
     with bar, ThreadPoolExecutor(max_workers=workers) as pool:
         for k in range(len(levels), n + 1):
             started = time.perf_counter()
-            bar.set_description(f"GOPS {n} win/loss level {k}/{n}")
+            bar.set_description(f"Goofspiel {n} win/loss level {k}/{n}")
             level = indexer.level(k)
             todo = indexer.halves(k)[0]
             out = np.empty(shape(k))
