@@ -30,7 +30,7 @@ from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.registry import get
 from hiddenhand.solvers.goofspiel import positions
-from hiddenhand.training import policy_gradient, run, sampled_regret
+from hiddenhand.training import policy_gradient, regret_kernels, run, sampled_regret
 from hiddenhand.training.evaluation import play_games
 from hiddenhand.training.sampled_regret import RegretSettings
 
@@ -100,12 +100,12 @@ def stopped(train, out) -> Interrupted:
 
 
 KERNELS = [
-    (sampled_regret, "_hash", 5),
-    (sampled_regret, "_rows", 5),
-    (sampled_regret, "_act", 5),
-    (sampled_regret, "_credit", 2),
-    (sampled_regret, "_learn", 2),
-    (sampled_regret, "_restart", 9),
+    (regret_kernels, "hash_observations", 5),
+    (regret_kernels, "find_rows", 5),
+    (regret_kernels, "act", 5),
+    (regret_kernels, "credit", 2),
+    (regret_kernels, "learn", 2),
+    (regret_kernels, "restart_probes", 9),
     (goofspiel_vector, "_step_all", 7),
     (goofspiel_observation, "_canonical_markov", 3),
     (positions, "_respond", 2),  # the exact measure

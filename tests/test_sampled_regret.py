@@ -14,7 +14,7 @@ from hiddenhand.agents import load_agent
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.registry import games, get
-from hiddenhand.training import markov_table, sampled_regret
+from hiddenhand.training import markov_table, regret_kernels, sampled_regret
 from hiddenhand.training.sampled_regret import RegretSettings, SampledRegret, train_regret
 
 BATCHED = sorted(name for name, game in games().items() if game.vector is not None)
@@ -66,7 +66,7 @@ def test_credits_are_unbiased_samples_of_the_exact_values(zero_sum, probe, monke
         role[:length][done] = 0
         return 0, 0
 
-    monkeypatch.setattr(sampled_regret, "_learn", record_only)
+    monkeypatch.setattr(regret_kernels, "learn", record_only)
     for _ in range(3):
         learner.iterate()  # meets (nearly) every position
     rng = np.random.default_rng(1)
@@ -301,7 +301,7 @@ def test_the_explorer_draws_from_the_policy_mixed_with_uniform_play_and_records_
     def act(probing, probe, made):
         # seat 0 explores in every game; its probe and its decisions so far as given
         probes = (np.zeros(8, dtype=np.int64), np.full(8, probe), np.full(8, made))
-        sampled_regret._act(
+        regret_kernels.act(
             rows, players, probes, probing, 0.6, regrets, predicted, legal, uniforms, actions, taken, role
         )  # fmt: skip
         return probes[2]

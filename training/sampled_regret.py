@@ -12,8 +12,7 @@ by predictive regret matching+ with linear averaging (step 4). The algorithm in 
 sources of each part and the runs behind each setting: ``docs/training.md``, "Sampled regret
 matching" (its steps are those the docstrings here number).
 
-The compiled kernels are the algorithm's steps and are read beside the learner that calls
-them, hence one module.
+The compiled steps it calls are in :mod:`.regret_kernels`.
 """
 
 from __future__ import annotations
@@ -23,12 +22,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.typed import Dict
 
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import Rules, State, check_rules
 from hiddenhand.registry import game_of, get
+from hiddenhand.training import regret_kernels as kernels
 from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.validation import check_bool, check_int, named
 from hiddenhand.vector import MAX_ENVS, vector_env
@@ -113,227 +113,6 @@ def settings_for_rules(rules: Rules) -> RegretSettings:
     return regret_settings_for(rules.name)
 
 
-@njit(cache=True)
-def _hash(obs):  # pragma: no cover - compiled
-    """A 64-bit FNV-1a hash of each row's bytes (its float32 words): the row's table key."""
-    bits = obs.view(np.uint32)
-    keys = np.empty(obs.shape[0], dtype=np.uint64)
-    for i in range(obs.shape[0]):
-        h = np.uint64(14695981039346656037)
-        for j in range(bits.shape[1]):
-            h = (h ^ np.uint64(bits[i, j])) * np.uint64(1099511628211)
-        keys[i] = h
-    return keys
-
-
-@njit(cache=True)
-def _row_of(index, key, size):  # pragma: no cover - compiled
-    """``key``'s row in ``index``, made the next row (``size``) if the key is new. Returns
-    the row and the new number of rows."""
-    if key in index:
-        return index[key], size
-    index[key] = size
-    return size, size + 1
-
-
-@njit(cache=True)
-def _rows(keys, masks, obs, index, legal, shown, size):  # pragma: no cover - compiled
-    """Each key's row, creating rows (legal actions and observation recorded) for new keys.
-    Returns the rows and the new number of rows."""
-    rows = np.empty(len(keys), dtype=np.int64)
-    for i in range(len(keys)):
-        r, grown = _row_of(index, keys[i], size)
-        if grown > size:
-            legal[r] = masks[i] != 0
-            shown[r] = obs[i]
-        rows[i], size = r, grown
-    return rows, size
-
-
-@njit(cache=True)
-def _round_rows(keys, index, size):  # pragma: no cover - compiled
-    """Each round-state key's row in the table of round values (-1 where a step starts no
-    round), creating rows for new keys. Returns the rows and the new number of rows."""
-    rows = np.full(len(keys), -1, dtype=np.int64)
-    for i in range(len(keys)):
-        if keys[i] >= 0:
-            rows[i], size = _row_of(index, keys[i], size)
-    return rows, size
-
-
-@njit(cache=True)
-def _current(regrets, predicted, legal, r, out):  # pragma: no cover - compiled
-    """Predictive regret matching+'s policy of row ``r`` into ``out``: proportional to the
-    positive part of the regrets plus the last advantages, uniform over the legal actions
-    where none is positive."""
-    total, count = 0.0, 0
-    for x in range(out.shape[0]):
-        z = regrets[r, x] + predicted[r, x]
-        out[x] = z if legal[r, x] and z > 0.0 else 0.0
-        total += out[x]
-        count += legal[r, x]
-    for x in range(out.shape[0]):
-        out[x] = out[x] / total if total > 0.0 else (1.0 / count if legal[r, x] else 0.0)
-
-
-@njit(cache=True)
-def _act(
-    rows, players, probes, probing, exploration, regrets, predicted, legal, uniforms, actions, taken, role
-):  # pragma: no cover - compiled
-    """Each game's action: drawn from the row's policy, mixed at the explorer's decisions
-    with ``exploration`` of uniform play, or (``probing``) uniform at its probe. ``taken``
-    gets the probability the action was drawn with; ``role`` says what the decision is to
-    the learner: 1 the explorer's (learnt from), 2 another seat's (credited: in a
-    two-player zero-sum game its baselines learn from it), 0 when probing, before the
-    probe (not used)."""
-    explorer, probe, made = probes
-    sigma = np.empty(regrets.shape[1])
-    for i in range(len(rows)):
-        r = rows[i]
-        mine = players[i] == explorer[i]
-        at = made[i]  # the explorer's decisions so far in this game
-        _current(regrets, predicted, legal, r, sigma)
-        if mine:
-            share = (1.0 if at == probe[i] else 0.0) if probing else exploration
-            count = 0
-            for x in range(regrets.shape[1]):
-                count += legal[r, x]
-            for x in range(regrets.shape[1]):
-                sigma[x] = (1.0 - share) * sigma[x] + share * legal[r, x] / count
-            made[i] += 1
-        left, chosen = uniforms[i], -1
-        for x in range(len(sigma)):
-            if sigma[x] > 0.0:
-                chosen = x
-                if left < sigma[x]:
-                    break
-                left -= sigma[x]
-        actions[i] = chosen
-        taken[i] = sigma[chosen]
-        if not probing:
-            role[i] = 1 if mine else 2
-        else:
-            role[i] = (1 if at >= probe[i] else 0) if mine else (2 if at > probe[i] else 0)
-
-
-@njit(cache=True)
-def _restart(ended, probes, seats, decisions, uniforms):  # pragma: no cover - compiled
-    """Draw the explorer and the probe of the game that replaces each game that ended."""
-    explorer, probe, made = probes
-    for i in range(len(ended)):
-        if ended[i]:
-            explorer[i] = int(uniforms[i, 0] * seats)
-            probe[i] = int(uniforms[i, 1] * decisions)
-            made[i] = 0
-
-
-@njit(cache=True)
-def _credit(length, steps, table, rounds, weight, zero_sum, credit):  # pragma: no cover - compiled
-    """Step 2 of the algorithm (``docs/training.md``) for the first ``length`` steps: ``credit`` gets, for
-    every decision with a role whose game ended within them, the sampled return still to
-    come after its action, in the decider's terms. Where a step credited now starts a round
-    (its round row >= 0, ``bootstrap``), the explorer's estimate of the return to come from
-    there moves that round-state's value to the explorer (a running mean weighted by
-    ``weight``, the iteration; in a two-player zero-sum game the other seat's too), which
-    then stands in for it. Returns the first step from which some game is still under way
-    (what to keep for the next collection)."""
-    rows, actions, taken, players, explorers, role, banked, ended, rewards, round_rows = steps
-    regrets, predicted, legal, baseline = table
-    values, weights = rounds
-    sigma = np.empty(regrets.shape[1])
-    keep = length
-    for i in range(rows.shape[1]):
-        last, live = -1, False
-        after, settled = 0.0, 0.0  # the explorer's estimated return after a step, and banked there
-        for t in range(length - 1, -1, -1):
-            e = explorers[t, i]
-            if ended[t, i]:
-                live = True
-                if last < 0:
-                    last = t
-                after, settled = 0.0, rewards[t, i, e]
-            elif live and round_rows[t + 1, i] >= 0 and role[t + 1, i] != 0:  # on into a new round
-                k = round_rows[t + 1, i]
-                for q in range(values.shape[1]):
-                    if q == e or zero_sum:  # in a two-player zero-sum game the other seat's is the opposite
-                        weights[k, q] += weight
-                        values[k, q] += weight / weights[k, q] * ((after if q == e else -after) - values[k, q])
-                after = values[k, e]
-            if not live or role[t, i] == 0:
-                continue
-            here = banked[t, i, e]
-            sample = after + settled - here  # the explorer's return to come after this action
-            p, r, a = players[t, i], rows[t, i], actions[t, i]
-            sign = 1.0 if p == e else -1.0
-            credit[t, i] = sign * sample
-            if p == e or zero_sum:
-                _current(regrets, predicted, legal, r, sigma)
-                value = 0.0
-                for x in range(len(sigma)):
-                    if sigma[x] > 0.0:
-                        base = sign * baseline[r, x]
-                        value += sigma[x] * (base + ((sample - base) / taken[t, i] if x == a else 0.0))
-                after = value
-            else:
-                after = sample
-            settled = here
-        keep = min(keep, last + 1)
-    return keep
-
-
-@njit(cache=True)
-def _learn(length, steps, credit, table, count, least, rate, zero_sum, foresight, floor):  # pragma: no cover - compiled
-    """Steps 3 and 4 of the algorithm (``docs/training.md``) for the credited decisions of the first
-    ``length`` steps (their role then set to 0: done). The estimates are summed per row
-    first (every policy is read before any regret changes); each touched row then takes
-    their mean. Returns the number of decisions the regrets learnt from."""
-    rows, actions, taken, players, explorers, role = steps[:6]
-    regrets, predicted, legal, baseline, seen, average, delta, hits, touched, updates = table
-    sigma = np.empty(regrets.shape[1])
-    learnt = 0
-    for t in range(length):
-        for i in range(rows.shape[1]):
-            kind = role[t, i]
-            if kind == 0 or np.isnan(credit[t, i]):
-                continue
-            role[t, i] = 0
-            r, a, g = rows[t, i], actions[t, i], credit[t, i]
-            if kind == 1:
-                learnt += 1
-                _current(regrets, predicted, legal, r, sigma)
-                surprise = (g - baseline[r, a]) / taken[t, i]
-                value = sigma[a] * surprise
-                for x in range(len(sigma)):
-                    value += sigma[x] * baseline[r, x]
-                if hits[r] == 0:
-                    touched[count] = r
-                    count += 1
-                hits[r] += 1
-                for x in range(len(sigma)):
-                    if legal[r, x]:
-                        delta[r, x] += baseline[r, x] + (surprise if x == a else 0.0) - value
-            if kind == 1 or zero_sum:
-                seen[r, a] += 1
-                baseline[r, a] += max(1.0 / seen[r, a], rate) * (g - baseline[r, a])
-    waiting = 0
-    for k in range(count):
-        r = touched[k]
-        if hits[r] < least:
-            touched[waiting] = r
-            waiting += 1
-            continue
-        updates[r] += 1
-        _current(regrets, predicted, legal, r, sigma)
-        for x in range(regrets.shape[1]):
-            average[r, x] += updates[r] * sigma[x]
-            mean = delta[r, x] / hits[r]
-            regrets[r, x] = max(regrets[r, x] + mean, floor) if legal[r, x] else 0.0
-            predicted[r, x] = foresight * mean if legal[r, x] else 0.0
-            delta[r, x] = 0.0
-        hits[r] = 0
-    return learnt, waiting
-
-
 class SampledRegret:
     """The learner's state: the batched env, the table (grown as observations are met) and
     the decisions still waiting for their game's end. :meth:`iterate` runs one collection
@@ -362,7 +141,7 @@ class SampledRegret:
         longest = max(1, self.rules.max_game_length)
         self.window = settings.window or min(4 * longest, 64)
         shape = (longest + self.window, settings.games)
-        # Per step and game (rows of steps, kept until the game ends): see _credit and _learn.
+        # Per step and game (rows of steps, kept until the game ends): see regret_kernels.credit and .learn.
         self.steps = (
             np.zeros(shape, dtype=np.int64),  # rows
             np.zeros(shape, dtype=np.int64),  # actions
@@ -402,7 +181,7 @@ class SampledRegret:
         elif len(made):
             self.typical += 0.05 * (made.mean() - self.typical)
         spread = max(1, int(np.ceil(self.typical)))
-        _restart(ended, self.probes, self.rules.num_players, spread, self.rng.random((len(ended), 2)))
+        kernels.restart_probes(ended, self.probes, self.rules.num_players, spread, self.rng.random((len(ended), 2)))
 
     def _grow(self, capacity: int) -> None:
         """Make room for ``capacity`` rows, keeping the rows there are."""
@@ -437,12 +216,12 @@ class SampledRegret:
             view, mask, order = obs["observation"], obs["action_mask"], None
             if self.reduced:
                 view, mask, order = self.rules.canonical(view, mask)
-            keys = _hash(view)
-            rows[t], self.size = _rows(keys, mask, view, self.index, self.legal, self.shown, self.size)
+            keys = kernels.hash_observations(view)
+            rows[t], self.size = kernels.find_rows(keys, mask, view, self.index, self.legal, self.shown, self.size)
             players[t], banked[t], explorers[t] = info["player"], info["banked"], self.probes[0]
             if s.bootstrap:
                 round_rows[t] = self._round_rows(self._round_keys(info["round_state"], keys))
-            _act(
+            kernels.act(
                 rows[t], players[t], self.probes, s.probe, s.exploration, self.regrets, self.predicted,
                 self.legal, self.rng.random(n), actions[t], taken[t], role[t],
             )  # fmt: skip
@@ -458,10 +237,10 @@ class SampledRegret:
         credit = np.full(rows.shape, np.nan)
         table = (self.regrets, self.predicted, self.legal, self.baseline)
         rounds = (self.round_values, self.round_weights)
-        keep = _credit(stop, self.steps, table, rounds, float(self.iterations), self.zero_sum, credit)
+        keep = kernels.credit(stop, self.steps, table, rounds, float(self.iterations), self.zero_sum, credit)
         table += (self.seen, self.average, self.delta, self.hits, self.touched, self.updates)
         floor = 0.0 if s.plus else -np.inf
-        _, self.waiting = _learn(
+        _, self.waiting = kernels.learn(
             stop, self.steps, credit, table, self.waiting, s.least, s.baseline_rate, self.zero_sum, s.foresight, floor
         )
         for array in self.steps:
@@ -474,7 +253,7 @@ class SampledRegret:
         """The round-value rows of a step's ``info["round_state"]``, the table grown for new
         keys (doubled, as the policy table is: 8-card Goofspiel meets a million round-states)."""
         known = len(self.round_values)
-        rows, self.round_size = _round_rows(keys, self.round_index, self.round_size)
+        rows, self.round_size = kernels.find_round_rows(keys, self.round_index, self.round_size)
         if self.round_size > known:
             capacity = max(2 * known, self.round_size, 1024)
             for name in ("round_values", "round_weights"):
@@ -500,7 +279,7 @@ class SampledRegret:
         if self.reduced:
             shown = state.observation(state.current_player())
             view = self.rules.canonical(shown["observation"][None], shown["action_mask"][None])[0]
-            key = self._round_keys(key, _hash(view))
+            key = self._round_keys(key, kernels.hash_observations(view))
         r = self.round_index.get(int(key[0]), -1) if key[0] >= 0 else -1
         if r < 0:
             return np.full(self.rules.num_players, np.nan)
@@ -519,7 +298,7 @@ class SampledRegret:
         exploration): regret matching's iterate, which need not converge where the average does."""
         policy = np.zeros((self.size, self.rules.num_actions))
         for r in range(self.size):
-            _current(self.regrets, self.predicted, self.legal, r, policy[r])
+            kernels.current_policy(self.regrets, self.predicted, self.legal, r, policy[r])
         return policy
 
     def agent(self, seed: int | None = None, current: bool = False) -> PolicyAgent:
