@@ -52,7 +52,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_keys
 from hiddenhand.envs.goofspiel_v0 import LEVELS
 from hiddenhand.validation import check_choice

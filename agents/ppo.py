@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
 
 MODEL_FILE, META_FILE = "model.zip", "agent.json"

@@ -319,7 +319,7 @@ def build_policy(n: int, hidden: list[int], seed: int):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from hiddenhand.agents.base import RandomAgent
+    from hiddenhand.agent import RandomAgent
     from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(seed)

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from hiddenhand.agents.base import Agent, Observation
+from hiddenhand.agent import Agent, Observation
 from hiddenhand.agents.ppo import PPOAgent, keeping_global_rngs, without_log_folder
 from hiddenhand.core import Rules
 from hiddenhand.exploitability import Exploitability

@@ -33,7 +33,7 @@ from math import comb
 import numpy as np
 from numba import njit, prange
 
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import MarkovLayout
 from hiddenhand.solvers.goofspiel import positions as gops_markov

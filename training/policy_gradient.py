@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from hiddenhand.agents.base import RandomAgent
+from hiddenhand.agent import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import get

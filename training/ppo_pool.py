@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.agents.ppo import PPOAgent, without_log_folder
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import get
