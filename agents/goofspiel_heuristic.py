@@ -54,7 +54,6 @@ import numpy as np
 
 from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_keys
-from hiddenhand.envs.goofspiel_v0 import LEVELS
 from hiddenhand.validation import check_choice
 
 Dist = dict[int, float]
@@ -162,6 +161,9 @@ def hard(pos: _Position) -> Dist:
 
 
 _STRATEGIES = {"easy": easy, "medium": medium, "hard": hard}
+
+LEVELS = tuple(_STRATEGIES)
+"""The heuristic's levels, weakest first (the game's declaration offers each as an agent)."""
 
 
 class GoofspielHeuristic(Agent):
