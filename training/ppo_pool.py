@@ -31,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from hiddenhand.agent import Agent
-from hiddenhand.agents.ppo import PPOAgent, without_log_folder
+from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import get
 from hiddenhand.training.evaluation import can_play, play_games
 from hiddenhand.training.run import Point, Run, exact_measure
+from hiddenhand.training.sb3_logger import without_log_folder
 from hiddenhand.validation import check_choice, check_int
 
 EXPLOITABILITY = ("every", "final", "never")
