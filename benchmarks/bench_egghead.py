@@ -103,7 +103,7 @@ def _vector(players: int, steps: int, seed: int) -> None:
     import numpy as np
 
     from hiddenhand.agents import RandomAgent
-    from hiddenhand.training import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     def make(i):
         return lambda: SingleAgentEnv("egghead", RandomAgent(seed=i), num_players=players, valids_in_observation=True)
