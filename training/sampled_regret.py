@@ -4,7 +4,7 @@ learnt from games played many at a time in the batched env (:mod:`hiddenhand.vec
 (About 630 lines: the compiled kernels are the algorithm's steps and are read beside the
 learner that calls them.)
 
-Why a table, and why regrets. The tabular control of :mod:`.markov_table` showed that on
+Why a table, and why regrets. The tabular control of ``benchmarks/markov_table.py`` showed that on
 the Markov observation the equilibrium is reachable by an update that has every position's
 values (exact Q), and that the network learners stall because of their update, not because
 of the measure or the observation (``docs/training.md``). This learner keeps the table and
