@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hiddenhand import global_rngs  # by module: keeping_global_rngs here is only the old spelling, which warns
 from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
-from hiddenhand.global_rngs import keeping_global_rngs
 from hiddenhand.moved import moved
 
 MODEL_FILE, META_FILE = "model.zip", "agent.json"
@@ -98,7 +98,7 @@ class PPOAgent(Agent):
         if not isinstance(meta["game"], str) or not isinstance(meta["params"], dict):
             raise ValueError(f"{directory / META_FILE} is corrupt: its game or params are malformed")
         verify_file_digest(directory / MODEL_FILE, meta.get("model_sha256"), directory / META_FILE)
-        with keeping_global_rngs():
+        with global_rngs.keeping_global_rngs():
             model = MaskablePPO.load(directory / MODEL_FILE, device="cpu")
         return cls(model, meta["game"], meta["params"], seed=seed)
 

@@ -22,7 +22,9 @@ from typing import Any
 
 def moved(module: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
     """The ``__getattr__`` of the module called ``module``, for the names that ``homes`` maps
-    to the modules that hold them now: ``__getattr__ = moved(__name__, {"Name": "new.module"})``."""
+    to the modules that hold them now: ``__getattr__ = moved(__name__, {"Name": "new.module"})``.
+    It keeps ``homes`` (as ``__getattr__.homes``), so that a test can hold every old spelling to
+    its new home."""
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
@@ -36,4 +38,5 @@ def moved(module: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
         )
         return getattr(importlib.import_module(home), name)
 
+    __getattr__.homes = dict(homes)
     return __getattr__
