@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from hiddenhand import registry
-from hiddenhand.agents.base import Agent, RandomAgent
+from hiddenhand.agent import Agent, RandomAgent
 from hiddenhand.agents.bid_spoof import BidSpoofEquilibriumAgent, BidSpoofHeuristic
 from hiddenhand.agents.egghead import BehaviouralAnalyst, NaiveDeducer
 from hiddenhand.agents.goofspiel_equilibrium import GoofspielEquilibriumAgent

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.layout import one_hot_index
 from hiddenhand.solvers.bid_spoof import BidSpoofSolution, present_round, solve, solve_round

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.egghead import EggHeadRules
 from hiddenhand.validation import named
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_keys
 from hiddenhand.files import read_npz_meta

@@ -53,9 +53,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_keys
-from hiddenhand.envs.goofspiel_v0 import LEVELS
 from hiddenhand.validation import check_choice
 
 Dist = dict[int, float]
@@ -163,6 +162,9 @@ def hard(pos: _Position) -> Dist:
 
 
 _STRATEGIES = {"easy": easy, "medium": medium, "hard": hard}
+
+LEVELS = tuple(_STRATEGIES)
+"""The heuristic's levels, weakest first (the game's declaration offers each as an agent)."""
 
 
 class GoofspielHeuristic(Agent):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
 
 WEIGHTS_FILE, META_FILE = "network.pt", "agent.json"

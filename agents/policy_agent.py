@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation
+from hiddenhand.agent import Agent, Observation
 from hiddenhand.files import check_writable, load_npz, save_npz
 from hiddenhand.validation import check_choice
 

@@ -9,18 +9,18 @@ model's sha256, so damage is detected).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
-import random
 from pathlib import Path
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand import global_rngs  # by module: keeping_global_rngs here is only the old spelling, which warns
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.devices import torch_device
 from hiddenhand.files import atomic_write, check_writable, digest, read_json, verify_file_digest
+from hiddenhand.moved import moved
 
 MODEL_FILE, META_FILE = "model.zip", "agent.json"
 
@@ -101,7 +101,7 @@ class PPOAgent(Agent):
         if not isinstance(meta["game"], str) or not isinstance(meta["params"], dict):
             raise ValueError(f"{directory / META_FILE} is corrupt: its game or params are malformed")
         verify_file_digest(directory / MODEL_FILE, meta.get("model_sha256"), directory / META_FILE)
-        with keeping_global_rngs():
+        with global_rngs.keeping_global_rngs():
             model = MaskablePPO.load(directory / MODEL_FILE, device=torch_device(device))
         return cls(model, meta["game"], meta["params"], seed=seed)
 
@@ -109,34 +109,12 @@ class PPOAgent(Agent):
         return f"PPOAgent({self.game}, {self.params})"
 
 
-@contextlib.contextmanager
-def keeping_global_rngs():
-    """Restore Python's, numpy's and torch's global generators afterwards: loading a
-    stable-baselines3 model reseeds them, which would replay the same noise in a training
-    run that loads snapshots or opponents."""
-    import numpy as np
-    import torch
-
-    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
-    try:
-        yield
-    finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        torch.set_rng_state(states[2])
-
-
-def without_log_folder(model):
-    """``model`` (a stable-baselines3 algorithm) with a logger that writes nothing, returned.
-    Left to its default, every ``learn()`` call makes an empty ``SB3-<date>`` folder in the
-    temp directory even with nothing to log, which piles up over a benchmark or a test run;
-    our trainers keep their own curves and records (:mod:`hiddenhand.training.run`)."""
-    from stable_baselines3.common.logger import Logger
-
-    model.set_logger(Logger(folder=None, output_formats=[]))
-    return model
-
-
 def is_ppo_dir(path: str | os.PathLike) -> bool:
     path = Path(path)
     return (path / MODEL_FILE).is_file() and (path / META_FILE).is_file()
+
+
+__getattr__ = moved(
+    __name__,
+    {"keeping_global_rngs": "hiddenhand.global_rngs", "without_log_folder": "hiddenhand.training.sb3_logger"},
+)

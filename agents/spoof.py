@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent, Observation, legal_mask
+from hiddenhand.agent import Agent, Observation, legal_mask
 from hiddenhand.envs.spoof import SpoofRules, SpoofView
 from hiddenhand.solvers.cache import solved
 from hiddenhand.solvers.spoof import SpoofSolution, solve, solve_round

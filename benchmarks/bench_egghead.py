@@ -1,8 +1,8 @@
 """Time per round of EggHead's deduction engine (everyone analysing behaviour) at 3, 4 and
 5 players: the bit-set engine (``hiddenhand.envs.egghead_knowledge``) beside the engine it
-replaced, frozen in ``tests/egghead_engine_before.py``, playing the same games (same
+replaced, frozen in ``egghead_engine_before.py``, playing the same games (same
 seeds: both engines are exact, so they play identically), and at three players beside the
-study's conditional tables implemented literally (``tests/egghead_reference.py``). Then the
+study's conditional tables implemented literally (``egghead_reference.py``). Then the
 study's experiment at four and five players, and a vector of eight five-player
 ``SingleAgentEnv`` envs (peak memory of the whole process).
 
@@ -22,9 +22,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _child(kind: str, players: int, rounds: int, seed: int) -> None:
@@ -41,7 +38,6 @@ def _child(kind: str, players: int, rounds: int, seed: int) -> None:
     if kind == "vector":
         _vector(players, rounds, seed)
         return
-    sys.path.insert(0, str(ROOT / "tests"))
     if kind in ("before", "after"):
         if kind == "before":
             import egghead_engine_before as engine
@@ -103,7 +99,7 @@ def _vector(players: int, steps: int, seed: int) -> None:
     import numpy as np
 
     from hiddenhand.agents import RandomAgent
-    from hiddenhand.training import SingleAgentEnv
+    from hiddenhand.gymnasium_env import SingleAgentEnv
 
     def make(i):
         return lambda: SingleAgentEnv("egghead", RandomAgent(seed=i), num_players=players, valids_in_observation=True)

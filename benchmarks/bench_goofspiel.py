@@ -1,9 +1,9 @@
 """Exact Goofspiel solve: time and peak memory per size, against a plain recursion.
 
 For each size, ``hiddenhand.solvers.goofspiel.solve`` runs in a fresh process (so that its
-peak memory is its own), and, for the sizes it can do, so does the plain reference of the
-tests (``tests/goofspiel_reference.py``: HiGHS on every matrix game of a recursion over
-unreduced states). Times are medians of ``--repeats`` runs; the ratio is plain / ours.
+peak memory is its own), and, for the sizes it can do, so does the plain reference that the
+tests check the solver against (``goofspiel_reference.py``: HiGHS on every matrix game of a
+recursion over unreduced states). Times are medians of ``--repeats`` runs; the ratio is plain / ours.
 The per-level table of the largest size gives the scaling used to extrapolate to 13. Each
 process first solves 3 cards, which compiles the kernels (a few seconds, printed apart),
 so that the times are the solves'.
@@ -38,9 +38,7 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED_WIN_LOSS = {8: 41.0, 9: 582.0}
 """Seconds matttang27/GOPSsolver reports for win/loss Goofspiel (a tie discards the prize, as here)."""
 
@@ -67,7 +65,6 @@ def _child(kind: str, n: int, scoring: str) -> None:
         else:
             levels = {k: (solved[k], s) for k, s in solution.level_seconds.items()}
     else:
-        sys.path.insert(0, str(ROOT / "tests"))
         from goofspiel_reference import plain_values, plain_winloss_values
 
         plain = plain_winloss_values(n) if scoring == "win_loss" else plain_values(n)

@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from hiddenhand.agents.base import RandomAgent  # noqa: E402
+from hiddenhand.agent import RandomAgent  # noqa: E402
 from hiddenhand.gymnasium_env import SingleAgentEnv  # noqa: E402
 from hiddenhand.pettingzoo_env import env_factories  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402

@@ -2,7 +2,7 @@
 regret matching on Markov Goofspiel with exact values, and the sampled learner with its
 settings changed one at a time.
 
-- ``exact``: regret matching+ over the positions of :mod:`hiddenhand.training.markov_table`,
+- ``exact``: regret matching+ over the positions of ``markov_table``,
   with the exact Q-values of the current policy every iteration, three ways: each position's
   regrets weighted by how often self-play reaches it (``visits``), every position alike
   (``alike``), and alike with the last advantages added when the policy is read (predictive
@@ -26,10 +26,10 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported
 import argparse  # noqa: E402
 import json  # noqa: E402
 
+import markov_table  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hiddenhand.registry import get  # noqa: E402
-from hiddenhand.training import markov_table  # noqa: E402
 from hiddenhand.training.sampled_regret import RegretSettings, SampledRegret  # noqa: E402
 
 

@@ -8,7 +8,7 @@ measures off the clock, exploitability) and a summary row.
 Modes:
 
 - ``exact``: the tabular control. One row of logits per Markov position, magnetic mirror
-  descent (MMD) with exact Q at every position (``hiddenhand.training.markov_table``). If it
+  descent (MMD) with exact Q at every position (``markov_table``, beside this script). If it
   converges, the game, the measure and the update are sound.
 - ``temperature``: the fixed points the self-play loss can reach. Its entropy bonus is a
   temperature in points (the coefficient times the scale the advantages are divided by);
@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from math import comb
 
 import numpy as np
+from markov_table import Table, exact_q, measure, mmd_step, reach
 from tqdm.auto import tqdm
 
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import position_observations
 from hiddenhand.solvers.goofspiel import positions
 from hiddenhand.solvers.goofspiel.patterns import Sets
-from hiddenhand.training.markov_table import Table, exact_q, measure, mmd_step, reach
 
 STUDY_ENT, OURS_ENT = 0.1, 0.05
 """The entropy coefficients of ``training/policy_gradient.py``'s ``STUDY`` and ``OURS`` settings when
@@ -319,7 +319,7 @@ def build_policy(n: int, hidden: list[int], seed: int):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from hiddenhand.agents.base import RandomAgent
+    from hiddenhand.agent import RandomAgent
     from hiddenhand.gymnasium_env import SingleAgentEnv
 
     torch.manual_seed(seed)

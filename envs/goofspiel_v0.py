@@ -123,6 +123,7 @@ above; `State.information_state_tensor` gives it.
 from __future__ import annotations
 
 from hiddenhand.envs.goofspiel import OBSERVATIONS, PRIZE_ORDERS, SCORINGS, GoofspielRules
+from hiddenhand.moved import moved
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
 from hiddenhand.registry import Benchmark, Exact, Factory, Game, Option, Solver
 
@@ -159,8 +160,9 @@ def _exploitability(rules: GoofspielRules, agent):
     return exploitability_report(agent, rules)
 
 
-LEVELS = ("easy", "medium", "hard")
-"""The heuristic's levels (:class:`hiddenhand.agents.GoofspielHeuristic`)."""
+_LEVELS = ("easy", "medium", "hard")
+"""The heuristic's levels by name (``hiddenhand.agents.goofspiel_heuristic.LEVELS``, which a test
+holds them to): declaring the game imports no agent."""
 
 _SOLVED = "two players, point difference or win/loss, random prize order, bids revealed"
 
@@ -183,10 +185,10 @@ GAME = Game(
         ),
     },
     agents={
-        **{level: Factory("hiddenhand.agents.goofspiel_heuristic:heuristic", level=level) for level in LEVELS},
+        **{level: Factory("hiddenhand.agents.goofspiel_heuristic:heuristic", level=level) for level in _LEVELS},
         "equilibrium": "hiddenhand.agents.goofspiel_equilibrium:GoofspielEquilibriumAgent",
     },
-    heuristics=("random", *LEVELS),
+    heuristics=("random", *_LEVELS),
     opponent="medium",
     exploitability=Exact(
         _exploitability,
@@ -243,3 +245,5 @@ GAME = Game(
         ),
     ),
 )
+
+__getattr__ = moved(__name__, {"LEVELS": "hiddenhand.agents.goofspiel_heuristic"})

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import hiddenhand
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
 from hiddenhand.layout import Layout
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories

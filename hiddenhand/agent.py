@@ -9,7 +9,8 @@ in any number of games at once, and be turned into an OpenSpiel policy.
 
 It sits beside the rules protocol (:mod:`hiddenhand.core`) because the registry, the faces
 and the solvers all speak of agents; the agents themselves (:mod:`hiddenhand.agents`) build
-on it.
+on it. Uniform random play (:class:`RandomAgent`) is here too: the registry gives every game
+a ``random`` agent, and sits below the agents.
 """
 
 from __future__ import annotations
@@ -69,3 +70,29 @@ class Agent(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def legal_mask(observation: Observation) -> np.ndarray:
+    """The action mask as booleans, refusing an observation in which nothing is legal."""
+    mask = np.asarray(observation["action_mask"]).astype(bool)
+    if not mask.any():
+        raise ValueError("the action mask is all zeros: this player has no move to make")
+    return mask
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions."""
+
+    uses_score = False
+    uses_history = False
+
+    def policy(self, observation: Observation) -> np.ndarray:
+        mask = legal_mask(observation)
+        return mask / mask.sum()
+
+    def policy_batch(self, observations: Observation) -> np.ndarray:
+        masks = np.asarray(observations["action_mask"]).astype(np.float64)
+        counts = masks.sum(axis=1, keepdims=True)
+        if (counts == 0).any():
+            raise ValueError("an action mask is all zeros: that player has no move to make")
+        return masks / counts

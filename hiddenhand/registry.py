@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
+from hiddenhand.agent import Agent, RandomAgent
 from hiddenhand.core import Rules
 
 if TYPE_CHECKING:
-    from hiddenhand.agent import Agent
     from hiddenhand.exploitability import Exploitability
     from hiddenhand.pettingzoo_env import RulesAECEnv
 
@@ -264,8 +264,6 @@ class Game:
         """The agent called ``name`` for ``rules`` (the default configuration if omitted)."""
         rules = rules if rules is not None else self.rules()
         if name == "random" and "random" not in self.agents:
-            from hiddenhand.agents.base import RandomAgent
-
             return RandomAgent(seed=seed)
         if name not in self.agents:
             raise ValueError(f"unknown agent {name!r} for {self.name}; choose one of: {', '.join(self.agent_names)}")

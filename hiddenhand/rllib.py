@@ -69,10 +69,9 @@ def env_name(game: str) -> str:
 
 
 def make_env(game: str, config: dict | None = None) -> MultiAgentGame:
-    """Ray's env creator: import hiddenhand here, in whichever process builds the env (a
-    worker has not run the driver's imports), then build :class:`MultiAgentGame`."""
-    import hiddenhand  # noqa: F401  (registers the games in this process)
-
+    """Ray's env creator: build :class:`MultiAgentGame`. A worker, which has not run the
+    driver's imports, unpickles this function by importing its module, and so the package
+    first (``hiddenhand/__init__.py``), which registers the games there."""
     return MultiAgentGame(game, **dict(config or {}))
 
 

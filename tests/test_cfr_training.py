@@ -159,7 +159,7 @@ import torch
 torch.set_num_threads(1)
 assert torch.get_num_threads() == 1  # torch has started its threads, as in a training run
 import hiddenhand
-from hiddenhand.agents.base import RandomAgent
+from hiddenhand.agent import RandomAgent
 from hiddenhand.training.run import exact_measure
 game = hiddenhand.games()["goofspiel"]
 assert exact_measure(game, game.rules(num_cards=4, observation="markov"), RandomAgent()) == 2.5

@@ -1,5 +1,5 @@
 """EggHead's bit-set deduction engine against the engine it replaced (issue 30), frozen in
-``tests/egghead_engine_before.py``: random truthful games at three and four players, with
+``benchmarks/egghead_engine_before.py``: random truthful games at three and four players, with
 everyone or only some analysing, the moderator external or rotating, and hands that take
 one word or two, compared table by table after every answer, reaction phase and revealed
 hand. Then what the comparison cannot see: copies that share tables stay independent, and

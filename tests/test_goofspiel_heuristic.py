@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 from conftest import decisions, play_out
 
+import hiddenhand
 from hiddenhand.agents import GoofspielHeuristic, RandomAgent, make_agent
+from hiddenhand.agents.goofspiel_heuristic import LEVELS
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.training import head_to_head
 
@@ -133,3 +135,12 @@ def test_unknown_level_and_agent_names():
         ValueError, match="unknown agent 'expert' for goofspiel; choose one of: random, easy, medium, hard, equilibrium"
     ):
         make_agent("goofspiel", "expert")
+
+
+def test_the_game_offers_every_level():
+    """The declaration names the levels without importing the agent: it names these."""
+    game = hiddenhand.games()["goofspiel"]
+    assert game.heuristics == ("random", *LEVELS)
+    assert set(game.agent_names) == {"random", "equilibrium", *LEVELS}
+    for level in LEVELS:
+        assert make_agent("goofspiel", level).level == level

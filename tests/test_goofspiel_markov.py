@@ -9,8 +9,8 @@ import pytest
 from conftest import play_out
 
 import hiddenhand
+from hiddenhand.agent import Agent
 from hiddenhand.agents import GoofspielEquilibriumAgent, PolicyAgent, PPOAgent, RandomAgent, make_agent
-from hiddenhand.agents.base import Agent
 from hiddenhand.core import decision_states
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import GoofspielView, position_observations

@@ -9,8 +9,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+from hiddenhand.agent import Agent, legal_mask
 from hiddenhand.agents import RandomAgent, load_agent
-from hiddenhand.agents.base import Agent, legal_mask
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.cli import main
 from hiddenhand.core import IllegalActionError

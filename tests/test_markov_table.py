@@ -1,4 +1,4 @@
-"""The tabular control of the self-play diagnosis (``hiddenhand.training.markov_table``): its
+"""The tabular control of the self-play diagnosis (``benchmarks/markov_table.py``): its
 exact Q-values against a brute-force walk of the rules engine, its reach probabilities, and
 that MMD on exact Q drives the project's exact exploitability far below uniform play's."""
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from markov_table import Table, TableAgent, exact_q, measure, mmd_step, reach
 
 from hiddenhand.agents.base import Translated
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.solvers.goofspiel import positions
-from hiddenhand.training.markov_table import Table, TableAgent, exact_q, measure, mmd_step, reach
 
 
 def random_table(n, seed):

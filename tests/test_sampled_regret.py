@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from math import comb
 
+import markov_table
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ from hiddenhand.agents import load_agent
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.registry import games, get
-from hiddenhand.training import markov_table, regret_kernels, sampled_regret
+from hiddenhand.training import regret_kernels
 from hiddenhand.training.sampled_regret import RegretSettings, SampledRegret, train_regret
 
 BATCHED = sorted(name for name, game in games().items() if game.vector is not None)

@@ -7,7 +7,7 @@ import pytest
 from hiddenhand.agents.spoof import cached_solution
 from hiddenhand.cli import main
 from hiddenhand.solvers.spoof import solve_round
-from hiddenhand.spoof_advisor import advise
+from hiddenhand.solvers.spoof_advisor import advise
 
 
 def test_uniform_opponent_by_hand():

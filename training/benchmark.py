@@ -62,7 +62,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.files import atomic_write
 from hiddenhand.interrupt import Interrupted, held_ctrl_c

@@ -41,12 +41,14 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from hiddenhand.agents.base import Agent, Observation
-from hiddenhand.agents.ppo import PPOAgent, keeping_global_rngs, without_log_folder
+from hiddenhand.agent import Agent, Observation
+from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.core import Rules
 from hiddenhand.exploitability import Exploitability
+from hiddenhand.global_rngs import keeping_global_rngs
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.training.evaluation import play_game
+from hiddenhand.training.sb3_logger import without_log_folder
 from hiddenhand.validation import check_int
 
 ENVS = 8

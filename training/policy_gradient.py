@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiddenhand.agents.base import RandomAgent
+from hiddenhand.agent import RandomAgent
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.core import Rules, check_rules
 from hiddenhand.devices import torch_device

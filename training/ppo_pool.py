@@ -30,14 +30,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from hiddenhand.agents.base import Agent
-from hiddenhand.agents.ppo import PPOAgent, without_log_folder
+from hiddenhand.agent import Agent
+from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.core import Rules, check_rules
 from hiddenhand.devices import torch_device
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import game_of
 from hiddenhand.training.evaluation import can_play, play_games
 from hiddenhand.training.run import Point, Run, exact_measure
+from hiddenhand.training.sb3_logger import without_log_folder
 from hiddenhand.validation import check_choice, check_int, named
 
 EXPLOITABILITY = ("every", "final", "never")

@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 
 from hiddenhand.agents.network import Member, NetworkAgent
-from hiddenhand.agents.ppo import keeping_global_rngs
 from hiddenhand.core import Rules
+from hiddenhand.global_rngs import keeping_global_rngs
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.registry import get
 from hiddenhand.training.openspiel_rl import check_learn_every, copy_state, environment, prepare

@@ -46,7 +46,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hiddenhand.spoof_advisor import advise
+    from hiddenhand.solvers.spoof_advisor import advise
 
     advice = advise(args.mine, args.theirs, args.seat, args.hold, args.their_bid, args.objective)
     print(format_advice(advice, args))
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 def format_advice(advice, args: argparse.Namespace) -> str:
     """The advisor's table: one row per choice, one column per opponent model, best starred."""
-    from hiddenhand.spoof_advisor import MODELS
+    from hiddenhand.solvers.spoof_advisor import MODELS
 
     unit = (
         "utility (1 right, 0 opponent right, 0.5 neither)"

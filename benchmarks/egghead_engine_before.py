@@ -1,4 +1,4 @@
-"""The deduction engine as it was before issue 30, frozen: the reference that
+"""The deduction engine as it was before its bit-set rewrite, frozen: the reference that
 ``tests/test_egghead_engine.py`` compares today's bit-set engine with, state by state, and
 that ``benchmarks/bench_egghead.py`` times beside it. It is a verbatim copy of
 ``envs/egghead_knowledge.py`` at commit c66ab8b (one byte per deal in dense boolean tables,

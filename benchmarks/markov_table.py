@@ -8,7 +8,14 @@ agent is shown, or the update rule itself) or the learner cannot reach it (sampl
 positions self-play rarely visits, the network, the optimiser). A table with one row of
 logits per position, updated with Q-values computed exactly at every position, has none of
 the second kind of trouble, so whether *it* converges under the project's own measure says
-which kind it is (``benchmarks/diagnose_selfplay.py`` runs it and the next controls).
+which kind it is (``diagnose_selfplay.py`` runs it and the next controls).
+
+It sits here, beside the diagnoses that run it, and not in the package, which never uses it;
+the tests import it too (pytest puts ``benchmarks/`` on the path). Its kernels are its own,
+not the exact measure's (:mod:`hiddenhand.solvers.goofspiel.positions`): they compute what
+the measure has no need of (the value of every bid with the table in both seats, the reach
+of every position), and the tests use them as a second computation, independent of the
+measure they check.
 
 Positions and their arrays are those of :mod:`hiddenhand.solvers.goofspiel.positions`: at level k
 (cards in each hand) a position is the agent's hand ``a``, the other hand ``b`` and the
@@ -33,7 +40,7 @@ from math import comb
 import numpy as np
 from numba import njit, prange
 
-from hiddenhand.agents.base import Agent
+from hiddenhand.agent import Agent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import MarkovLayout
 from hiddenhand.solvers.goofspiel import positions as gops_markov
