@@ -198,3 +198,18 @@ def test_the_command_exits_130_with_its_files_after_ctrl_c(delay, tmp_path):
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("hiddenhand: sampled regret stopped by Ctrl-C"), err
     assert_kept(out)
+
+
+def test_ctrl_c_cuts_a_psro_iteration_between_two_of_its_oracle_s_games(tmp_path, monkeypatch):
+    """PSRO's iteration trains a best response for a set number of games (here far more than
+    the run could play): Ctrl-C ends it between two of them, and the population of the last
+    whole iteration (the uniform policy here) is saved."""
+    from hiddenhand.training import psro
+
+    settings = replace(psro.PSRO_OURS, episodes_per_oracle=10**6, sims_per_entry=4, min_buffer_size_to_learn=32)
+    on_training_start(monkeypatch, lambda: threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start())
+    rules = get("goofspiel").rules(**MARKOV)
+    with pytest.raises(Interrupted):
+        psro.train_psro(rules, steps=10**9, out=tmp_path, eval_every=10**9, settings=settings, progress=False)
+    record = assert_kept(tmp_path)
+    assert 0 < record["games"] < 10**6 and record["iterations"] == 0

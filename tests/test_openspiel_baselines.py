@@ -17,7 +17,8 @@ from hiddenhand.core import CHANCE, sample_chance
 from hiddenhand.registry import get
 from hiddenhand.training.nfsp import NFSP_OURS, train_nfsp
 from hiddenhand.training.openspiel_rl import environment
-from hiddenhand.training.psro import PSRO_OURS, _mixture_measure, train_psro
+from hiddenhand.training.psro import PSRO_OURS, train_psro
+from hiddenhand.training.psro_population import mixture_measure, play_out
 
 GOOFSPIEL = ("goofspiel", {"num_cards": 4, "observation": "markov"})
 SPOOF = ("spoof", {"matches": 2, "objective": "round", "observation": "markov"})
@@ -153,7 +154,7 @@ def test_the_mixture_of_one_policy_is_that_policy(tmp_path):
     saved = NetworkAgent.load(tmp_path)
     declared = hiddenhand.games()[game]
     rules = declared.rules(**params)
-    measure = _mixture_measure(environment(rules, 0).game, rules, 10**6)
+    measure = mixture_measure(environment(rules, 0).game, rules, 10**6)
     parts = [
         NetworkAgent(game, rules.params, "part", saved.input_size, saved.hidden, saved.num_actions, [member])
         for member in saved.members
@@ -270,7 +271,7 @@ def test_a_damaged_or_foreign_network_is_refused(tmp_path):
 
 
 def test_psro_plays_its_meta_game_in_a_loop_with_sample_episodes_draws():
-    """PSRO's meta-game games are played by ``_play_out``: the same returns as psro_v2's
+    """PSRO's meta-game games are played by ``play_out``: the same returns as psro_v2's
     ``sample_episode`` from the same seed, without a stack frame per move (that recursion
     overflowed Python's 1,000 frames on a whole Bid Spoof game between stalling members)."""
     import inspect
@@ -281,7 +282,6 @@ def test_psro_plays_its_meta_game_in_a_loop_with_sample_episodes_draws():
     from open_spiel.python.algorithms.psro_v2.abstract_meta_trainer import sample_episode
 
     import hiddenhand.openspiel  # noqa: F401  (registers the games with OpenSpiel)
-    from hiddenhand.training.psro import _play_out
 
     game = pyspiel.load_game("hiddenhand_bid_spoof", {"num_players": 2, "coins": 3, "observation": "markov"})
     uniform = policy.UniformRandomPolicy(game)
@@ -296,6 +296,6 @@ def test_psro_plays_its_meta_game_in_a_loop_with_sample_episodes_draws():
         theirs = sample_episode(game.new_initial_state(), [uniform, uniform])
         random.seed(seed)
         depths.clear()
-        mine = _play_out(game.new_initial_state(), [measured, measured])
+        mine = play_out(game.new_initial_state(), [measured, measured])
         np.testing.assert_array_equal(mine, theirs)
         assert len(depths) > 5 and len(set(depths)) == 1  # as deep at the last move as at the first

@@ -127,9 +127,15 @@ class Run:
     def going(self) -> bool:
         """Whether the training loop goes on: fewer than ``total`` steps done and, with a
         budget of seconds, fewer training seconds spent than it allows."""
-        if self._ctrl_c is not None and self._ctrl_c.pressed:
+        if self.pressed():
             return False
         return self.steps < self.total and (self.budget is None or self.seconds < self.budget)
+
+    def pressed(self) -> bool:
+        """Whether Ctrl-C was pressed in the training block: for a learner whose batch is
+        long and runs in Python (PSRO's oracle plays a thousand games an iteration), which
+        may cut the batch short by raising ``KeyboardInterrupt`` from its own loop."""
+        return self._ctrl_c is not None and self._ctrl_c.pressed
 
     def due(self, every: int) -> bool:
         """Whether a measure is due: at the start, then each time ``every`` more steps are done."""
