@@ -77,6 +77,22 @@ def test_a_budget_of_seconds_ends_the_run_before_its_total_and_leaves_the_measur
     assert json.loads((tmp_path / "run.json").read_text())["steps"] == 5
 
 
+def test_the_share_spent_is_the_further_of_steps_and_seconds(tmp_path, clock):
+    """What an annealed schedule reads: with a budget of seconds far shorter than the steps,
+    the seconds; without one, the steps; never past 1."""
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10**12, seconds=8)
+    assert run.spent() == 0.0
+    clock.now += 2.0
+    run.advance(10)
+    assert run.spent() == 0.25
+    clock.now += 100.0
+    assert run.spent() == 1.0
+    steps_only = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "b", total=40)
+    steps_only.advance(10)
+    clock.now += 1000.0
+    assert steps_only.spent() == 0.25
+
+
 @pytest.mark.parametrize("seconds", [0, -1, float("inf"), "60", True])
 def test_a_bad_budget_of_seconds_is_refused(tmp_path, seconds):
     with pytest.raises(ValueError, match=f"seconds={seconds!r} is not allowed; allowed: a positive number"):

@@ -348,7 +348,7 @@ def train_selfplay(
     with run.training():
         update = 0
         while run.going():
-            left = 1 - run.steps / steps
+            left = 1 - run.spent()
             if run.due(eval_every):
                 run.measure(measure)
             if s.anneal_lr:

@@ -131,6 +131,16 @@ class Run:
             return False
         return self.steps < self.total and (self.budget is None or self.seconds < self.budget)
 
+    def spent(self) -> float:
+        """The share of the run's budget spent, 0 to 1: of its steps, or of its training
+        seconds where it has a budget of them, whichever is further. A schedule that anneals
+        over the run (a learning rate) reads this, so that it reaches its end when the run
+        does, also when seconds end it long before its steps would."""
+        share = self.steps / self.total
+        if self.budget is not None:
+            share = max(share, self.seconds / self.budget)
+        return min(1.0, share)
+
     def pressed(self) -> bool:
         """Whether Ctrl-C was pressed in the training block: for a learner whose batch is
         long and runs in Python (PSRO's oracle plays a thousand games an iteration), which
