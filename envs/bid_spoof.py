@@ -1,30 +1,37 @@
-"""Bid Spoof (Milan rules) engine: configuration, states, observation layout.
+"""Bid Spoof (Milan rules) rules engine: configuration, action numbers and states.
 
 The environment documentation (rules, the choices where the Milan rules leave a case open,
-actions, observation, arguments) is the docstring of :mod:`hiddenhand.envs.bid_spoof_v0`.
-Every round ends with all hands shown, which is what lets
-:mod:`hiddenhand.solvers.bid_spoof` solve the two-player game round by round. One module,
-a little longer than the others, because a round's holds, bids and calls, the zero-call
-variants and the windowed observation all read and write the same state.
+actions, observation, arguments) is the docstring of :mod:`hiddenhand.envs.bid_spoof_v0`;
+this module plays the game: a round's holds, bids and calls, the zero-call variants and the
+settling of a round, with the text and pictures of a position. Every round ends with all
+hands shown, which is what lets :mod:`hiddenhand.solvers.bid_spoof` solve the two-player
+game round by round. The observation codec (the layouts and encoders of the observation
+and the information state) is :mod:`.bid_spoof_observation`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from hiddenhand.core import TERMINAL, Rules, State
-from hiddenhand.layout import ActionCodec, Layout, Views
+from hiddenhand.envs import bid_spoof_observation
+from hiddenhand.envs.bid_spoof_observation import (
+    CALLS,
+    DIRECTIONS,
+    InformationStateLayout,
+    ObservationLayout,
+    RoundLayout,  # noqa: F401  (its home is the codec; still importable from here)
+)
+from hiddenhand.layout import ActionCodec
 from hiddenhand.picture import Card, Row, Table
 from hiddenhand.validation import check_choice, check_int
 
 ZERO_CALLS = ("round_start", "before_own_bid")
 OBJECTIVES = ("game", "round")
 OBSERVATIONS = ("full", "markov")
-CALLS = ("call", "cliff", "spoof", "zero")
-DIRECTIONS = ("clockwise", "anticlockwise")
 MAX_PLAYERS, MAX_COINS = 8, 5
 
 
@@ -53,51 +60,6 @@ class ActionLayout(ActionCodec):
 
     def direction(self, name: str) -> int:
         return self.encode("direction", name)
-
-
-class RoundLayout(Layout):
-    """One finished round, seats relative to the observer: what the observation shows of
-    the last round (each seat's hand, its last slot meaning "out"; the call; who called),
-    then, when ``whole``, what only the information state keeps (starter, direction, bid
-    table)."""
-
-    def __init__(self, num_players: int, coins: int, whole: bool = True) -> None:
-        n, c = num_players, coins
-        shown = [("hands", (n, c + 2)), ("call", len(CALLS)), ("caller", n)]
-        kept = [("starter", n), ("direction", len(DIRECTIONS)), ("bids", (n * c, n))]
-        super().__init__(shown + kept if whole else shown)
-
-
-class ObservationLayout(Layout):
-    """A Bid Spoof observation (seats relative to the observer; see ``bid_spoof_v0``), and
-    in ``last_round`` the layout of its piece of that name (``None`` for the Markov
-    observation, ``last_round=False``, which is the present round alone). ``bids`` is the
-    bid table: for each bid 1..N*C, one-hot of the seat that made it."""
-
-    def __init__(self, num_players: int, coins: int, last_round: bool = True) -> None:
-        n, c = num_players, coins
-        self.num_players, self.coins = n, c
-        self.last_round = RoundLayout(n, c, whole=False) if last_round else None
-        present = [
-            ("seat", n),
-            ("coins", (n, c + 1)),
-            ("starter", n),
-            ("direction", len(DIRECTIONS)),
-            ("hold", c + 1),
-            ("bids", (n * c, n)),
-        ]
-        super().__init__(present + ([("last_round", self.last_round.size)] if last_round else []))
-
-
-class InformationStateLayout(Layout):
-    """The perfect-recall information state: the observation, then one whole round block
-    (``round``, a :class:`RoundLayout`) per finished round, in order, for up to ``rounds``
-    rounds (zeros for rounds not played)."""
-
-    def __init__(self, observation: ObservationLayout, rounds: int) -> None:
-        self.observation = observation
-        self.round = RoundLayout(observation.num_players, observation.coins)
-        super().__init__([("observation", observation.size), ("rounds", (rounds, self.round.size))])
 
 
 @dataclass(frozen=True)
@@ -299,53 +261,13 @@ class BidSpoofState(State):
         return self._copy("coins", "holds", "bids", "history")
 
     def observation_tensor(self, player: int) -> np.ndarray:
-        return self._observation(self.rules.layout, player)
-
-    def _observation(self, layout: ObservationLayout, player: int) -> np.ndarray:
-        """``player``'s observation in ``layout``: the present round, and the last finished
-        one where the layout shows it (the full observation, not the Markov one)."""
-        n = self.rules.num_players
-        rel = lambda p: (p - player) % n  # noqa: E731
-        obs, views = layout.zeros()
-        views["seat"][player] = 1.0
-        for p in range(n):
-            views["coins"][rel(p), self.coins[p]] = 1.0
-        if not self._over:
-            views["starter"][rel(self.starter)] = 1.0
-            if self.direction is not None:
-                views["direction"][0 if self.direction == 1 else 1] = 1.0
-            if self.holds[player] is not None:
-                views["hold"][self.holds[player]] = 1.0
-            _write_bids(views["bids"], self.bids, rel)
-        if self.history and layout.last_round is not None:
-            _write_round(layout.last_round.views(views["last_round"]), self.history[-1], rel)
-        return obs
+        return bid_spoof_observation.observation_tensor(self, player)
 
     def information_state_tensor(self, player: int) -> np.ndarray:
-        """The observation, then every finished round in full (:class:`InformationStateLayout`)."""
-        layout = self.rules.information_layout
-        rel = lambda p: (p - player) % self.rules.num_players  # noqa: E731
-        tensor, views = layout.zeros()
-        views["observation"][:] = self._observation(layout.observation, player)
-        for k, record in enumerate(self.history):
-            _write_round(layout.round.views(views["rounds"][k]), record, rel)
-        return tensor
+        return bid_spoof_observation.information_state_tensor(self, player)
 
     def information_state_string(self, player: int) -> str:
-        parts = [f"p{player}"]
-        for r in self.history:
-            bids = ",".join(f"p{p}:{b}" for p, b in r.bids)
-            parts.append(f"start p{r.starter} dir {r.direction} holds {r.holds} bids {bids} {r.call} p{r.caller}")
-        if not self._over:
-            parts.append(f"coins {self.coins} start p{self.starter}")
-            if self.holds[player] is not None:
-                parts.append(f"hold {self.holds[player]}")
-            # With two players in, the direction is set (clockwise) as the last hand goes in;
-            # the observation shows that, so the string does too.
-            if self.direction is not None:
-                parts.append(f"dir {self.direction}")
-            parts.append("bids " + ",".join(f"p{p}:{b}" for p, b in self.bids))
-        return " | ".join(parts)
+        return bid_spoof_observation.information_state_string(self, player)
 
     def action_to_string(self, player: int, action: int) -> str:
         kind, value = self.rules.actions.decode(action)
@@ -470,22 +392,3 @@ class BidSpoofState(State):
             self._finish([0.0] * n, truncated=True)
             return
         self._start_round()
-
-
-def _write_bids(table: np.ndarray, bids: Sequence[tuple[int, int]], rel: Callable[[int], int]) -> None:
-    """A bid table's views: for each bid value, one-hot of the (relative) seat that bid it."""
-    for bidder, bid in bids:
-        table[bid - 1, rel(bidder)] = 1.0
-
-
-def _write_round(views: Views, record: BidSpoofRound, rel: Callable[[int], int]) -> None:
-    """One finished round into the views of a :class:`RoundLayout`: the part the observation
-    shows, and the rest when the layout is the whole round."""
-    for p, hold in enumerate(record.holds):
-        views["hands"][rel(p), -1 if hold is None else hold] = 1.0
-    views["call"][CALLS.index(record.call)] = 1.0
-    views["caller"][rel(record.caller)] = 1.0
-    if "starter" in views:
-        views["starter"][rel(record.starter)] = 1.0
-        views["direction"][0 if record.direction == 1 else 1] = 1.0
-        _write_bids(views["bids"], record.bids, rel)

@@ -118,7 +118,7 @@ recall (CFR, tabular and learned policies keyed by information state, the agents
 `"information_state"` entry) reads these, never the observation. The tensor is the
 observation followed by one block per finished round, in order, for up to `R` rounds
 (`R = max_rounds`, or 1 with `objective="round"`; zeros for rounds not played), with
-seats relative to the observer (`hiddenhand.envs.bid_spoof.InformationStateLayout`):
+seats relative to the observer (`hiddenhand.envs.bid_spoof_observation.InformationStateLayout`):
 
 | section, per round | length      | contents                                                 |
 |--------------------|-------------|----------------------------------------------------------|

@@ -7,21 +7,21 @@ Every configuration of ``bid_spoof_v0`` is covered (2 to 8 players, any coins, b
 calls, the game or one round, any ``max_rounds``) with both observations, ``"full"``
 (the present round and the last finished one) and ``"markov"`` (the present round),
 exactly as the PettingZoo env gives them to the player to move (the layout is the
-engine's, :class:`~hiddenhand.envs.bid_spoof.ObservationLayout`); the rewards are the
-engine's returns, and a game stopped by ``max_rounds`` ends in a truncation, as in the AEC
-env. Hands are consecutive hidden turns from the round's starter, as in the engine, so
-the two can be compared move for move (``tests/test_vector_env.py`` does). Bid Spoof has
-no chance.
+engine's, :class:`~hiddenhand.envs.bid_spoof_observation.ObservationLayout`); the rewards
+are the engine's returns, and a game stopped by ``max_rounds`` ends in a truncation, as in
+the AEC env. Hands are consecutive hidden turns from the round's starter, as in the engine,
+so the two can be compared move for move (``tests/test_vector_env.py`` does). Bid Spoof
+has no chance.
 
 As in Goofspiel's batched env (:mod:`hiddenhand.envs.goofspiel_vector`), one numba call
 per step walks the games and mirrors the engine's mechanics
 (:class:`~hiddenhand.envs.bid_spoof.BidSpoofState`: ``legal_actions``, ``apply``,
-``_settle``, ``_observation``). Each game's position is every seat's ``coins``, the round's
-``starter`` and ``direction`` (0 until chosen), the ``holds`` (-1 until made), the bid
-table (``bidder`` of each bid value, -1 if unmade; bids only go up, so it is the round's
-whole bidding), the ``last`` bid and its bidder, who has bid this round, the number of
-finished ``rounds``, and the last finished round as the full observation shows it (each
-seat's hand or "out", the call, the caller).
+``_settle``) and its encoder (:mod:`hiddenhand.envs.bid_spoof_observation`). Each game's
+position is every seat's ``coins``, the round's ``starter`` and ``direction`` (0 until
+chosen), the ``holds`` (-1 until made), the bid table (``bidder`` of each bid value, -1 if
+unmade; bids only go up, so it is the round's whole bidding), the ``last`` bid and its
+bidder, who has bid this round, the number of finished ``rounds``, and the last finished
+round as the full observation shows it (each seat's hand or "out", the call, the caller).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from hiddenhand.envs.bid_spoof import CALLS, DIRECTIONS, BidSpoofRules
+from hiddenhand.envs.bid_spoof import BidSpoofRules
+from hiddenhand.envs.bid_spoof_observation import CALLS, DIRECTIONS
 from hiddenhand.vector import RulesVectorEnv
 
 # Positions in the configuration vector the kernels read (numba treats these globals as constants).

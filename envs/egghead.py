@@ -1,39 +1,39 @@
-"""EggHead rules engine: configuration, states, observation layout.
+"""EggHead rules engine: configuration and states.
 
 The environment documentation (rules, actions, observation, arguments) is the docstring of
-:mod:`hiddenhand.envs.egghead_v0`. The deduction engine that keeps the public knowledge
-(:class:`Knowledge`, the study's master table) lives in :mod:`.egghead_knowledge` and the
-cards and questions in :mod:`.egghead_deck`; this module plays the game over them. It is
-the longest engine and stays one module: the phases of a hand (deal, questions, answers,
-reactions, calls) share the state's bookkeeping, which the encoders and the pictures read
-whole; what stands apart (the deck, the deduction tables) already lives apart.
+:mod:`hiddenhand.envs.egghead_v0`; this module plays the game: the deal, the questions and
+answers, the reaction phases and the calls, which share the state's bookkeeping. What reads
+a state without changing it lives beside it: the observation codec (layouts and encoders of
+the observation and the information state) in :mod:`.egghead_observation`, the text and the
+pictures in :mod:`.egghead_render`. The deduction engine that keeps the public knowledge
+(:class:`Knowledge`, the study's master table) lives in :mod:`.egghead_knowledge`, and the
+cards and questions in :mod:`.egghead_deck`.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from hiddenhand.core import CHANCE, TERMINAL, Rules, State
+from hiddenhand.envs import egghead_observation, egghead_render
 from hiddenhand.envs.egghead_deck import SEPARATORS, Hands, parse_deck
 from hiddenhand.envs.egghead_knowledge import MAX_PLAYERS, MIN_PLAYERS, Knowledge
-from hiddenhand.layout import ActionCodec, Layout, Views
-from hiddenhand.picture import Card, Row, Table
+from hiddenhand.envs.egghead_observation import EVENTS, InformationStateLayout, ObservationLayout
+from hiddenhand.layout import ActionCodec
+from hiddenhand.picture import Table
 from hiddenhand.validation import check_bool, check_choice, check_int, integer_text, named, shown, split_items
 
-__all__ = ["EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
+__all__ = ["EVENTS", "EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
 
 MODERATORS = ("external", "rotating")
 MAX_PHASES = 10
 """Reaction phases in one round at most (a round normally settles in two or three): the
 default and the largest value of ``max_phases``."""
-EVENTS = 32
-"""Events (answers and reaction phases) since a player's hand was dealt that their
-observation shows, the most recent last; the valids masks keep what older ones taught."""
 
 
 def parse_analysts(spec: Any, num_players: int) -> tuple[str, frozenset[int]]:
@@ -71,76 +71,6 @@ def parse_analysts(spec: Any, num_players: int) -> tuple[str, frozenset[int]]:
     if len(found) == num_players:
         return "all", found
     return (",".join(map(str, sorted(found))) or "none"), found
-
-
-class ObservationLayout(Layout):
-    """An EggHead observation (see ``egghead_v0``), with the layouts of one event of its
-    window (``event``) and of one seat's part of a reaction phase (``seat_block``).
-
-    An event: its kind (answer, reaction phase), the question, the answer, the moderator,
-    then per seat the reaction (none, pass, call) and the hand a caller showed. The valids
-    masks are there only when ``valids``.
-    """
-
-    def __init__(self, num_players: int, num_hands: int, deck_size: int, valids: bool) -> None:
-        p, h = num_players, num_hands
-        self.num_players, self.valids = p, valids
-        self.seat_block = Layout([("reaction", 3), ("shown", h)])
-        self.event = Layout(
-            [
-                ("kind", 2),
-                ("question", deck_size),
-                ("answer", ()),
-                ("moderator", p + 1),
-                ("seats", (p, self.seat_block.size)),
-            ]
-        )
-        super().__init__(
-            [
-                ("seat", p),
-                ("moderator", p + 1),
-                ("scores", p),
-                ("hands", (p - 1, h)),
-                *([("naive_valids", h), ("valids_mask", h)] if valids else []),
-                ("events", (EVENTS, self.event.size)),
-            ]
-        )
-
-
-class InformationStateLayout(Layout):
-    """The perfect-recall information state (``information_state_tensor``): the
-    observation, then one slot per event of the whole game in order (zeros past the last),
-    then the state of the current phase. Seats are relative to the player, as in the
-    observation. Small integers are scaled into [0, 1] by a fixed divisor, so distinct
-    values stay distinct floats.
-
-    An event slot holds ``num_players + 2`` floats, read through ``answer`` (its first four)
-    or ``phase`` (all of them) by its kind:
-
-    - ``kind``: 0 no event (yet), 0.5 an answer, 1 a reaction phase;
-    - an answer: ``question`` (question + 1) / D, ``answer`` answer / (P x cards x values),
-      ``moderator``: 0 external, else (seat + 1) / P;
-    - a reaction phase: ``reactions[seat]`` that seat's reaction, 0 none (the moderator),
-      1 pass, 2 + i a call that showed hand i, over H + 1; ``own_call`` the hand the
-      player called themselves, (1 + i) / H (0 if they did not call).
-
-    The tail: how many seats have reacted in the current phase (over P), the player's own
-    reaction in it (coded as a seat's reaction above, with the hand they called rather than
-    the one they hold, over H + 1), and 1 while the player waits for a new hand.
-    """
-
-    def __init__(self, observation: ObservationLayout, slots: int) -> None:
-        self.answer = Layout([("kind", ()), ("question", ()), ("answer", ()), ("moderator", ())])
-        self.phase = Layout([("kind", ()), ("reactions", observation.num_players), ("own_call", ())])
-        super().__init__(
-            [
-                ("observation", observation.size),
-                ("events", (slots, self.phase.size)),  # slots: the most events a game can have
-                ("reacted", ()),
-                ("own_reaction", ()),
-                ("awaiting_hand", ()),
-            ]
-        )
 
 
 @dataclass(frozen=True)
@@ -263,11 +193,6 @@ class EggHeadRules(Rules):
             raise ValueError(f"{err}; or press Enter to pass") from None
 
 
-def _reaction_code(reaction: int | None, shown: int | None) -> int:
-    """A seat's reaction in a finished phase: 0 none, 1 pass, 2 + ``shown`` a call that showed that hand."""
-    return 0 if reaction is None else 1 if reaction == 0 else 2 + shown
-
-
 class EggHeadState(State):
     """An EggHead position; see the module docstring of ``egghead_v0`` for the turn order."""
 
@@ -355,111 +280,18 @@ class EggHeadState(State):
         found = self.knowledge.valids(player, self.deal())
         return found or self.knowledge.naive_valids(player, self.deal())
 
-    def observation_tensor(self, player: int) -> np.ndarray:
-        rules, layout = self.rules, self.rules.layout
-        n = rules.num_players
-        obs, views = layout.zeros()
-        views["seat"][player] = 1.0
-        views["moderator"][n if self.moderator is None else (self.moderator - player) % n] = 1.0
-        for rel in range(n):
-            p = (player + rel) % n
-            views["scores"][rel] = self.scores[p] / rules.params["target_score"]
-            if rel and self.hands[p] is not None:
-                views["hands"][rel - 1, self.hands[p]] = 1.0
-        if layout.valids and None not in self.hands:
-            deal = self.deal()
-            masks = {"naive_valids": self.knowledge.naive_valids(player, deal), "valids_mask": self.valids(player)}
-            for name, found in masks.items():
-                views[name][np.array([rules.hands.index[v] for v in found], dtype=np.intp)] = 1.0
-        events = layout.event.views(views["events"])  # each piece with a leading event index
-        seats = layout.seat_block.views(events["seats"])  # and a seat index
-        for k, event in enumerate(self.events[self.dealt_at[player] :][-EVENTS:]):
-            self._encode_event(events, seats, k, event, player)
-        return obs
+    def awaiting_hand(self, player: int) -> bool:
+        """Whether ``player``'s (new) hand is still to be dealt."""
+        return player in self._to_deal
 
-    def _encode_event(self, events: Views, seats: Views, k: int, event: Event, player: int) -> None:
-        """Event ``k`` of the observation's window, into the views of every event and of their seats."""
-        n = self.rules.num_players
-        if event.question is not None:
-            events["kind"][k, 0] = 1.0
-            events["question"][k, event.question] = 1.0
-            events["answer"][k] = event.answer / self.rules.answer_scale
-            events["moderator"][k, n if event.moderator is None else (event.moderator - player) % n] = 1.0
-            return
-        events["kind"][k, 1] = 1.0
-        for rel in range(n):
-            p = (player + rel) % n
-            reaction = event.reactions[p]
-            seats["reaction"][k, rel, 0 if reaction is None else 1 if reaction == 0 else 2] = 1.0
-            if event.shown[p] is not None:
-                seats["shown"][k, rel, event.shown[p]] = 1.0
+    def observation_tensor(self, player: int) -> np.ndarray:
+        return egghead_observation.observation_tensor(self, player)
 
     def information_state_tensor(self, player: int) -> np.ndarray:
-        """The observation, then every event of the game and the current phase
-        (:class:`InformationStateLayout`): exactly what :meth:`information_state_string` says."""
-        rules, layout = self.rules, self.rules.information_layout
-        n, h = rules.num_players, len(rules.hands)
-        tensor, views = layout.zeros()
-        views["observation"][:] = self.observation_tensor(player)
-        answers = layout.answer.views(views["events"][:, : layout.answer.size])  # by event index, as below
-        phases = layout.phase.views(views["events"])
-        seat_scale, deck_size = float(h + 1), float(len(rules.deck))
-        for k, event in enumerate(self.events):
-            if event.question is not None:
-                answers["kind"][k] = 0.5
-                answers["question"][k] = (event.question + 1) / deck_size
-                answers["answer"][k] = event.answer / rules.answer_scale
-                answers["moderator"][k] = 0.0 if event.moderator is None else ((event.moderator - player) % n + 1) / n
-                continue
-            phases["kind"][k] = 1.0
-            for rel in range(n):
-                p = (player + rel) % n
-                phases["reactions"][k, rel] = _reaction_code(event.reactions[p], event.shown[p]) / seat_scale
-            if event.reactions[player]:
-                phases["own_call"][k] = event.reactions[player] / float(h)  # the action: 1 + the hand called
-        if self.reactions:
-            views["reacted"][...] = len(self.reactions) / n
-            own = self.reactions[player] if player < len(self.reactions) else None
-            # 1 + own: 1 pass, 2 + i called i
-            views["own_reaction"][...] = (0 if own is None else 1 + own) / seat_scale
-        views["awaiting_hand"][...] = float(player in self._to_deal)
-        return tensor
+        return egghead_observation.information_state_tensor(self, player)
 
     def information_state_string(self, player: int) -> str:
-        """Scores, every answer and reaction phase (the player's own calls with the hand they
-        named), the others' hands, who has reacted in the current phase (and how the player
-        did: the others' reactions stay hidden until all are in), and whether the player
-        waits for a new hand (at a chance node: the others' hands shown are their last)."""
-        hands = self.rules.hands.tuples
-        parts = [f"p{player} scores {self.scores}"]
-        for event in self.events:
-            parts.append(self._event_text(event, hands, player))
-        others = ", ".join(f"p{p}={hands[h]}" for p, h in enumerate(self.hands) if p != player and h is not None)
-        parts.append(f"now {others}")
-        if self.reactions:
-            reacted = f"reacted {len(self.reactions)}"
-            if player < len(self.reactions) and self.reactions[player] is not None:
-                own = self.reactions[player]
-                called = self.rules.called_hand(own)
-                reacted += f", you {f'called {called}' if called else 'passed'}"
-            parts.append(reacted)
-        if player in self._to_deal:
-            parts.append("your hand is being dealt")  # (the observation's event window restarts)
-        return " | ".join(parts)
-
-    def _event_text(self, event: Event, hands, player: int) -> str:
-        if event.question is not None:
-            return f"{self.rules.deck[event.question].id}={event.answer}"
-        said = []
-        for p, s in enumerate(event.shown):
-            r = event.reactions[p]
-            if r is None:
-                continue
-            text = f"p{p}:{'call ' + str(hands[s]) if s is not None else 'pass'}"
-            if p == player and r:
-                text += f" named {self.rules.called_hand(r)}"  # the others do not learn what a caller named
-            said.append(text)
-        return f"react {','.join(said)}"
+        return egghead_observation.information_state_string(self, player)
 
     def action_to_string(self, player: int, action: int) -> str:
         if player == CHANCE:
@@ -470,70 +302,10 @@ class EggHeadState(State):
         return f"Call {called}" if called else "Pass"
 
     def render(self, viewer: int | None = None) -> str:
-        rules, hands = self.rules, self.rules.hands.tuples
-        name = self._namer(viewer)
-        lines = [
-            f"Question {self.questions} · scores: " + ", ".join(f"{name(p)} {s}" for p, s in enumerate(self.scores))
-        ]
-        lines += self._recent_events(name, 3)
-        for p in range(rules.num_players):
-            if self.hands[p] is None:
-                continue
-            shown = "??? (hidden from you)" if p == viewer else str(hands[self.hands[p]])
-            lines.append(f"{name(p)}: {shown}")
-        return "\n".join(lines + self._closing_lines(viewer))
+        return egghead_render.render(self, viewer)
 
     def table(self, viewer: int | None = None) -> Table:
-        """Every player's hand, facing the others (the viewer's own face down), their score
-        and their reaction this phase (hidden from the others until everyone has reacted);
-        the latest questions, answers and reactions below."""
-        rules, name = self.rules, self._namer(viewer)
-        mover = self.current_player()
-        rows = []
-        for p in range(rules.num_players):
-            hand = () if self.hands[p] is None else rules.hands.tuples[self.hands[p]]
-            note = [f"{self.scores[p]} points"]
-            if p == self.moderator:
-                note.append("moderates")
-            elif p < len(self.reactions) and not self._over:
-                reaction = self.reactions[p]
-                called = rules.called_hand(reaction)
-                seen = viewer in (None, p)
-                note.append(("passes" if not called else f"calls {''.join(map(str, called))}") if seen else "reacted")
-            cards = tuple(Card(str(v), p != viewer) for v in hand)
-            rows.append(Row(name(p), cards, note=" · ".join(note), to_move=p == mover))
-        title = f"EggHead · question {self.questions} · first to {rules.params['target_score']}"
-        caption = tuple(self._recent_events(name, 2) + self._closing_lines(viewer))
-        return Table(title, tuple(rows), caption, slots=rules.params["cards_per_player"], headings=("hand", ""))
-
-    def _recent_events(self, name: Callable[[int], str], count: int) -> list[str]:
-        """The last ``count`` events (questions with their answers, reaction phases) in words."""
-        rules, hands = self.rules, self.rules.hands.tuples
-        lines = []
-        for event in self.events[-count:]:
-            if event.question is not None:
-                who = "the moderator" if event.moderator is None else name(event.moderator)
-                lines.append(f"{who} asked: {rules.deck[event.question].text} Answer: {event.answer}")
-            else:
-                said = []
-                for p, r in enumerate(event.reactions):
-                    if r is not None:
-                        called = rules.called_hand(r)
-                        held = f" (held {hands[event.shown[p]]})" if called else ""
-                        said.append(f"{name(p)} {f'called {called}' if called else 'passed'}{held}")
-                lines.append("Reactions: " + "; ".join(said))
-        return lines
-
-    def _closing_lines(self, viewer: int | None) -> list[str]:
-        """What ``viewer`` still considers possible for their own hand, or the final returns."""
-        if self._over:
-            name = self._namer(viewer)
-            return ["Final returns: " + ", ".join(f"{name(p)} {r:+g}" for p, r in enumerate(self._returns))]
-        if viewer is not None and None not in self.hands:
-            valids = self.valids(viewer)
-            listed = ": " + " ".join("".join(map(str, v)) for v in valids) if len(valids) <= 10 else ""
-            return [f"Hands you still consider possible: {len(valids)}{listed}"]
-        return []
+        return egghead_render.table(self, viewer)
 
     # ----------------------------------------------------------------- mechanics
     def _deal(self, hand: int) -> None:

@@ -1,7 +1,9 @@
 """EggHead's deduction engine: public knowledge as the set of deals still possible.
 
-(One module over 450 lines: the bit-set tables, their compiled kernels and the copy-on-write
-bookkeeping change together; split, each part would need the others' private layout.)
+One concept, the table of deals still possible kept as a bit set, in one module over 450
+lines: its word layout, the compiled kernels that filter it and the copy-on-write bookkeeping
+that shares it between states change together, and split, each part would need the others'
+private layout.
 
 The study keeps one *conditional information table* per player: for every combination of
 the other players' hands, the hands this player would still consider possible. Those

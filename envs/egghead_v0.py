@@ -131,7 +131,7 @@ also the hand you named), the others' current hands, how many have reacted in th
 phase and how you did, and whether your (new) hand is being dealt.
 
 Its tensor (`EggHeadState.information_state_tensor`, laid out by
-`hiddenhand.envs.egghead.InformationStateLayout`) is the observation followed by one slot
+`hiddenhand.envs.egghead_observation.InformationStateLayout`) is the observation followed by one slot
 of P + 2 small numbers per event, room for `max_questions x (1 + max_phases)` events (an answer
 and at most `max_phases` reaction phases per question), then 3 numbers for the moment (how many have
 reacted in this phase, how you did, whether your hand is being dealt): 74,952

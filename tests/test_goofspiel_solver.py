@@ -19,7 +19,8 @@ from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.files import load_npz, save_npz
 from hiddenhand.solvers.goofspiel import PointsSolution, exploitability, solve
 from hiddenhand.solvers.goofspiel.patterns import level_patterns
-from hiddenhand.solvers.matrix_game import _error, _rebuild, solve_game
+from hiddenhand.solvers.matrix_game import solve_game
+from hiddenhand.solvers.simplex import _error, _rebuild
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "goofspiel_first_move_n5.csv"
 

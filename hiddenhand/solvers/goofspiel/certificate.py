@@ -40,8 +40,8 @@ strategies remain unexploitable.
 
 Both checks have earned their keep: certifying the 9- and 10-card solutions showed an
 exploitability of 2e-5 where round-off should leave 1e-13. The simplex had pivoted on
-round-off (:func:`hiddenhand.solvers.matrix_game._simplex` now rebuilds its tableau after
-a tiny pivot), which corrupted the row strategies of a few dozen games and the values by
+round-off (:func:`hiddenhand.solvers.simplex.simplex` now rebuilds its tableau after a
+tiny pivot), which corrupted the row strategies of a few dozen games and the values by
 up to 1.1e-6; a 9-card file solved before that fix certifies with a residual of 1.1e-6.
 
 Cost. Step 1 needs A's strategy in every matrix game, which the solve did not keep. With

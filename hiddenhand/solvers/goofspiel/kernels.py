@@ -4,9 +4,10 @@ Each kernel is serial and GIL-free over patterns ``start:stop`` of one level (a 
 k), with its own scratch arrays, so that :func:`run_level` can run chunks of patterns on a
 pool of threads and :mod:`~hiddenhand.solvers.goofspiel.ray_runner` as Ray tasks. The
 matrix games themselves are solved by :mod:`hiddenhand.solvers.matrix_game` (saddle point
-first, then a dense simplex). The kernels are not cached: numba's cache would not notice a
-change in matrix_game.py. Kernels that serve one module only (the win/loss solve's, the
-certificate's, the measures over positions) live in that module.
+first, then the dense simplex of :mod:`hiddenhand.solvers.simplex`). The kernels are not
+cached: numba's cache would not notice a change in matrix_game.py or simplex.py. Kernels
+that serve one module only (the win/loss solve's, the certificate's, the measures over
+positions) live in that module.
 """
 
 from __future__ import annotations
