@@ -23,11 +23,13 @@ from hiddenhand.envs.bid_spoof_observation import (
     DIRECTIONS,
     InformationStateLayout,
     ObservationLayout,
-    RoundLayout,  # noqa: F401  (its home is the codec; still importable from here)
 )
 from hiddenhand.layout import ActionCodec
+from hiddenhand.moved import moved
 from hiddenhand.picture import Card, Row, Table
 from hiddenhand.validation import check_choice, check_int
+
+__getattr__ = moved(__name__, {"RoundLayout": "hiddenhand.envs.bid_spoof_observation"})
 
 ZERO_CALLS = ("round_start", "before_own_bid")
 OBJECTIVES = ("game", "round")

@@ -23,12 +23,15 @@ from hiddenhand.core import CHANCE, TERMINAL, Rules, State
 from hiddenhand.envs import egghead_observation, egghead_render
 from hiddenhand.envs.egghead_deck import SEPARATORS, Hands, parse_deck
 from hiddenhand.envs.egghead_knowledge import MAX_PLAYERS, MIN_PLAYERS, Knowledge
-from hiddenhand.envs.egghead_observation import EVENTS, InformationStateLayout, ObservationLayout
+from hiddenhand.envs.egghead_observation import InformationStateLayout, ObservationLayout
 from hiddenhand.layout import ActionCodec
+from hiddenhand.moved import moved
 from hiddenhand.picture import Table
 from hiddenhand.validation import check_bool, check_choice, check_int, integer_text, named, shown, split_items
 
-__all__ = ["EVENTS", "EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
+__getattr__ = moved(__name__, {"EVENTS": "hiddenhand.envs.egghead_observation"})
+
+__all__ = ["EggHeadRules", "EggHeadState", "InformationStateLayout", "Knowledge", "ObservationLayout"]
 
 MODERATORS = ("external", "rotating")
 MAX_PHASES = 10

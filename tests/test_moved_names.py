@@ -24,6 +24,11 @@ MOVED = [
     ("hiddenhand.agents.ppo", "keeping_global_rngs", "hiddenhand.global_rngs"),
     ("hiddenhand.agents.ppo", "without_log_folder", "hiddenhand.training.sb3_logger"),
     ("hiddenhand.training", "SingleAgentEnv", "hiddenhand.gymnasium_env"),
+    ("hiddenhand.envs.egghead", "EVENTS", "hiddenhand.envs.egghead_observation"),
+    ("hiddenhand.envs.bid_spoof", "RoundLayout", "hiddenhand.envs.bid_spoof_observation"),
+    ("hiddenhand.solvers.matrix_game", "MAX_REBUILDS", "hiddenhand.solvers.simplex"),
+    ("hiddenhand.solvers.matrix_game", "PIVOT_TOLERANCES", "hiddenhand.solvers.simplex"),
+    ("hiddenhand.solvers.matrix_game", "SINGULAR", "hiddenhand.solvers.simplex"),
 ]
 """(old module, name, new module) for every name that moved."""
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from hiddenhand.moved import moved
 from hiddenhand.solvers.simplex import (
     ACCURACY,
     EPS,
-    MAX_REBUILDS,  # noqa: F401  (the simplex's settings: still importable from here)
-    PIVOT_TOLERANCES,  # noqa: F401
-    SINGULAR,  # noqa: F401
     simplex,
+)
+
+__getattr__ = moved(
+    __name__, dict.fromkeys(("MAX_REBUILDS", "PIVOT_TOLERANCES", "SINGULAR"), "hiddenhand.solvers.simplex")
 )
 
 
