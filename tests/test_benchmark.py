@@ -233,6 +233,9 @@ def test_the_command_line_resumes_with_resume(tmp_path, monkeypatch):
     assert main(["benchmark", "--out", str(tmp_path), "--resume"]) == 0
     assert main(["benchmark", "--out", str(tmp_path)]) == 0
     assert [kwargs["resume"] for _, kwargs in calls] == [True, False]
+    # A game's section declares the option that gives it a file: Goofspiel's --gops13.
+    assert main(["benchmark", "--out", str(tmp_path), "--gops13", "gops13.npz"]) == 0
+    assert calls[-1][1]["files"] == {"gops13": "gops13.npz"}
 
 
 def test_finished_refuses_a_shorter_run_other_rules_other_code_or_a_damaged_record(tiny_run, tmp_path):
@@ -284,22 +287,29 @@ def test_the_code_version_follows_the_sources_a_run_depends_on(tmp_path):
 
 
 def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_path):
-    """The section the full budget runs at 13 cards, here at 5 with a 5-card solution file:
-    the learner trains on the Markov observation, has no exploitability (none is pretended),
-    and plays every heuristic (hard included, which reads the score) and the equilibrium."""
+    """The section Goofspiel declares for the full budget at 13 cards (``--gops13``), here at
+    5 with a 5-card solution file: the learner trains on the Markov observation, has no
+    exploitability (none is pretended), and plays every heuristic (hard included, which reads
+    the score) and the equilibrium."""
     from dataclasses import replace
 
+    from hiddenhand.registry import resolve
     from hiddenhand.solvers.goofspiel import solve
 
+    game = hiddenhand.games()["goofspiel"]
+    (section,) = game.benchmark_sections
+    assert section.params == {"num_cards": 13} and section.option == "gops13"
     solution = solve(5, progress=False).save(tmp_path / "gops5.npz")
-    budget = replace(TINY, big_steps=600, big_cards=5, name="tiny")
-    part = benchmark._big_goofspiel(budget, tmp_path, 0, str(solution), False, False)
+    budget = replace(TINY, big_steps=600, name="tiny")
+    part = resolve(section.function)(game.rules(num_cards=5), budget, tmp_path, 0, str(solution), False, False)
     (record,) = part.runs
     assert record["exploitability"] is None and record["exact"] is False
     assert record["config"]["observation"] == "markov" and record["config"]["num_cards"] == 5
+    assert record["path"] == str(tmp_path / "goofspiel_num_cards=5" / "mmd" / "seed0")
     played = part.results["goofspiel 5 cards"]
     assert set(played) == {"equilibrium", "random", "easy", "medium", "hard"}
     assert played["equilibrium"] <= 0.5  # an untrained network does not beat the equilibrium
+    assert part.lines[0] == "## Goofspiel, 5 cards: mmd on the Markov observation"
     assert "No exact exploitability" in "\n".join(part.lines)
 
 
@@ -308,7 +318,7 @@ def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
 
     solution = solve(4, progress=False).save(tmp_path / "gops4.npz")
     with pytest.raises(ValueError, match="solves num_cards=4; the benchmark plays 13 cards"):
-        run_benchmark("full", tmp_path / "out", gops13=str(solution), progress=False)
+        run_benchmark("full", tmp_path / "out", files={"gops13": str(solution)}, progress=False)
     assert not (tmp_path / "out").exists()
 
 

@@ -21,9 +21,10 @@ heuristics as references:
   intervals, seats alternating (the first seed's agent).
 
 Configurations without an exact measure are played as every-seating tournaments of their
-declared line-up (with CFR+ where declared). The full budget then trains a learner on the
-full Goofspiel game and plays it against the heuristics and a given solution file. Which
-configurations the games declare, and what the report says of them: docs/benchmark.md.
+declared line-up (with CFR+ where declared). Then each section a game adds of its own
+(``Game.benchmark_sections``, :class:`~hiddenhand.registry.BenchmarkSection`) runs, in a
+budget that trains a learner there. Which configurations the games declare, and what the
+report says of them: docs/benchmark.md.
 
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
@@ -44,16 +45,16 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from hiddenhand.interrupt import Interrupted, held_ctrl_c
-from hiddenhand.registry import Benchmark, Game, games
+from hiddenhand.registry import Benchmark, Game, games, resolve
 from hiddenhand.training.benchmark import report
 from hiddenhand.training.benchmark.budgets import BUDGETS, LEARNER_SETTINGS, LEARNERS, Budget, learner_settings
 from hiddenhand.training.benchmark.leaderboards import leaderboard, tournament_table
 from hiddenhand.training.benchmark.report import SectionReport
-from hiddenhand.training.benchmark.runs import TrainedRun, load, train_learner, trained, two_player_runs
-from hiddenhand.training.evaluation import head_to_head
+from hiddenhand.training.benchmark.runs import TrainedRun, train_learner, two_player_runs
 from hiddenhand.training.learners import learners
 from hiddenhand.training.plots import describe
 from hiddenhand.validation import check_choice
@@ -70,9 +71,10 @@ def _slug(rules) -> str:
     return "_".join([rules.name, *parts]).replace(" ", "")
 
 
-def _check(spec: Budget, gops13: str | None) -> None:
+def _check(spec: Budget, files: Mapping[str, str]) -> None:
     """Refuse, before any work, a budget that names no declared learner, one that needs Ray
-    where it is missing, and a solution file of another size."""
+    where it is missing, and a file given to a game's section that does not take it or that
+    its check refuses."""
     unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(learners()))
     if unknown:
         raise ValueError(f"unknown learners {unknown}; choose from {', '.join(learners())}")
@@ -81,64 +83,16 @@ def _check(spec: Budget, gops13: str | None) -> None:
             f"the {spec.name} budget trains RLlib, which needs Ray: pip install '.[ray]' from a clone (make install "
             "includes it)"
         )
-    if gops13 is not None:
-        from hiddenhand.files import read_npz_meta
-
-        cards = read_npz_meta(gops13).get("num_cards")  # a damaged or foreign file is refused here
-        if cards != spec.big_cards:
-            raise ValueError(f"{gops13} solves num_cards={cards!r}; the benchmark plays {spec.big_cards} cards")
+    taking = {s.option: (game, s) for game in games().values() for s in game.benchmark_sections if s.option}
+    unknown = sorted(set(files) - set(taking))
+    if unknown:
+        raise ValueError(f"no benchmark section takes {unknown}; the sections take {sorted(taking)}")
+    for option, file in files.items():
+        game, section = taking[option]
+        if section.check is not None:
+            resolve(section.check)(game.rules(**section.params), file)
         if not spec.big_steps:
-            raise ValueError(f"the {spec.name} budget trains no learner at {spec.big_cards} cards; use --budget full")
-
-
-def _big_goofspiel(budget: Budget, out: Path, seed: int, solution: str | None, progress: bool, resume: bool):
-    """The budget's ``big_learner`` trained on the full game (``budget.big_cards``, 13 by
-    default) on the Markov observation, then played against the game's heuristics and, given
-    a solution file of that size, the exact equilibrium: mean point difference with a 95%
-    interval, seats alternating. No exploitability: nothing measures a learned agent exactly
-    at 13 cards (positions stop at 10), and the report says so rather than estimate one. The
-    agent plays on the full observation through :class:`~hiddenhand.agents.base.Translated`,
-    so that the hard heuristic, which reads the score, can sit opposite it."""
-    from hiddenhand.agents.base import Translated
-    from hiddenhand.agents.goofspiel_equilibrium import load_solution_agent
-
-    game = games()["goofspiel"]
-    cards = budget.big_cards
-    rules = game.rules(num_cards=cards)
-    markov = game.rules(num_cards=cards, observation="markov")
-    method = budget.big_learner
-    path = out / f"goofspiel_num_cards={cards}" / method / f"seed{seed}"
-    curve, reused = trained(
-        path,
-        markov,
-        seed,
-        budget.big_steps,
-        resume,
-        lambda: train_learner(method, markov, budget.big_steps, path, seed, budget.big_steps, progress),
-        learner_settings(method, markov),
-    )
-    agent = Translated(load(path, game, seed), rules.markov_observations)
-    opponents = {name: game.make_agent(name, rules, seed=seed) for name in ("random", *game.heuristics)}
-    if solution is not None:
-        opponents = {"equilibrium": load_solution_agent(solution, rules, seed=seed), **opponents}
-    results = {name: head_to_head(rules, agent, opp, budget.games, seed=seed) for name, opp in opponents.items()}
-    last = curve[-1]
-    lines = [
-        f"## Goofspiel, {cards} cards: {method} on the Markov observation",
-        "",
-        f"{last.steps:,} decisions, {last.seconds:.0f} s of training. No exact exploitability exists for a learned "
-        f"agent at this size (the exact measure over positions stops at 10 cards); "
-        + ("" if solution else "no solution file given (`--gops13 FILE`), so no games against the equilibrium; ")
-        + f"{budget.games} games against each opponent, seats alternating.",
-        "",
-        "| opponent | mean point difference | wins |",
-        "|---|---|---|",
-    ]
-    lines += [f"| {n} | {r.mean:+.3f} ± {r.ci95:.3f} | {r.wins / r.games:.1%} |" for n, r in results.items()]
-    lines.append("")
-    run = TrainedRun.of(method, seed, path, curve, reused)
-    record = run.record(game.name, markov.params) | {"exploitability": None, "exact": False}  # none pretended
-    return SectionReport(lines, [record], {f"goofspiel {cards} cards": {n: r.mean for n, r in results.items()}})
+            raise ValueError(f"the {spec.name} budget trains no learner on {section.title}; use --budget full")
 
 
 def run_benchmark(
@@ -146,20 +100,22 @@ def run_benchmark(
     out_dir: str | Path = "runs/benchmark",
     seed: int = 0,
     progress: bool = True,
-    gops13: str | None = None,
+    files: Mapping[str, str] | None = None,
     resume: bool = False,
 ) -> str:
     """Run the whole benchmark; returns the report (Markdown), also written to REPORT.md.
-    ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own. ``gops13``: a
-    solution file of the full Goofspiel game (``hiddenhand solve goofspiel --out``), against
-    which the learner trained there also plays. ``resume``: read back every training run
+    ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own. ``files``: a
+    file for a game's own section, by the option its declaration names
+    (:class:`~hiddenhand.registry.BenchmarkSection`; ``hiddenhand benchmark --OPTION FILE``),
+    such as a solution file its learner also plays. ``resume``: read back every training run
     that already finished in ``out_dir`` (same rules, seed, length, learner settings
     (:func:`learner_settings`) and code (:func:`~hiddenhand.training.run.code_version`), not cut by Ctrl-C;
     :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
     benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped; the agents
     are measured and played again, and the report counts the runs read back."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
-    _check(spec, gops13)
+    files = {option: str(file) for option, file in (files or {}).items() if file is not None}
+    _check(spec, files)
     out = Path(out_dir)
     start = time.perf_counter()
     summary: dict = {"budget": spec.name, "seed": seed, "runs": [], "games": {}}
@@ -171,7 +127,9 @@ def run_benchmark(
     ]
     # Exact measures first (two-player games with an exploitability), then the tournaments.
     entries.sort(key=lambda item: item[1].lineup != ())
-    files = {"gops13": gops13} if gops13 else {}
+    # The games' own sections, where the budget trains a learner there.
+    sections = [(game, section) for game in games().values() for section in game.benchmark_sections]
+    sections = sections if spec.big_steps else []
     command = report.command(budget, spec, out, seed, files, resume)
     lines = report.header(spec, seed, command, [_rules(game, entry, spec) for game, entry in entries])
     current = "the set-up"
@@ -188,9 +146,11 @@ def run_benchmark(
                 title = entry.title or describe(rules)
                 table = tournament_table(game, entry, rules, spec, where, seed, progress, resume)
                 report.tournament(title, table, lines, summary)
-        if spec.big_steps:
-            current = f"Goofspiel with {spec.big_cards} cards"
-            report.section(_big_goofspiel(spec, out, seed, gops13, progress, resume), lines, summary)
+        for game, section in sections:
+            current = section.title
+            rules = game.rules(**section.params)
+            part = resolve(section.function)(rules, spec, out, seed, files.get(section.option), progress, resume)
+            report.section(part, lines, summary)
     except KeyboardInterrupt:
         report.reused(summary, lines)
         lines += [f"**Cut short by Ctrl-C** while running {current}: that section and those after it are missing.", ""]

@@ -44,13 +44,13 @@ class Budget:
     workers: int = 1
     """Learner runs side by side, one process each."""
     big_steps: int = 0
-    """Decisions of ``big_learner`` on the full Goofspiel game (``big_cards``), Markov
-    observation; 0 leaves that section out."""
-    big_cards: int = 13
+    """Decisions of ``big_learner`` in each section a game adds to the benchmark
+    (:class:`~hiddenhand.registry.BenchmarkSection`: a game too large for an exact measure
+    of a learned agent); 0 leaves those sections out."""
     big_learner: str = "mmd"
-    """The learner trained on the full game: a network, which generalises across positions;
+    """The learner trained in those sections: a network, which generalises across positions;
     sampled regret matching's table, keyed by the observation, would meet mostly rows it has
-    never seen at 13 cards (they play uniformly)."""
+    never seen in a game that large (they play uniformly)."""
     name: str = "custom"
 
 
