@@ -125,7 +125,7 @@ from __future__ import annotations
 from hiddenhand.envs.goofspiel import OBSERVATIONS, PRIZE_ORDERS, SCORINGS, GoofspielRules
 from hiddenhand.moved import moved
 from hiddenhand.pettingzoo_env import RENDER_MODES, RulesAECEnv, env_factories
-from hiddenhand.registry import Benchmark, Exact, Factory, Game, Option, Solver
+from hiddenhand.registry import Benchmark, BenchmarkSection, Exact, Factory, Game, Option, Solver
 
 
 class raw_env(RulesAECEnv):
@@ -242,6 +242,17 @@ GAME = Game(
         Benchmark({"num_cards": 6, "observation": "markov"}, tabular=False, learn=True, steps_scale=2),
         Benchmark(
             {"num_cards": 8, "observation": "markov"}, tabular=False, learn=True, steps_scale=3, budgets=("full",)
+        ),
+    ),
+    benchmark_sections=(
+        BenchmarkSection(
+            "hiddenhand.training.goofspiel_full_game:full_game",
+            {"num_cards": 13},
+            "Goofspiel with 13 cards",
+            option="gops13",
+            help="a 13-card Goofspiel solution (hiddenhand solve goofspiel --cards 13 --out FILE): the 13-card learner "
+            "also plays the exact equilibrium (full budget only)",
+            check="hiddenhand.training.goofspiel_full_game:check_solution",
         ),
     ),
 )

@@ -19,6 +19,7 @@ from hiddenhand import (  # noqa: E402
 from hiddenhand.core import CHANCE, TERMINAL, IllegalActionError, Rules, State  # noqa: E402
 from hiddenhand.registry import (  # noqa: E402
     Benchmark,
+    BenchmarkSection,
     Exact,
     Factory,
     Game,
@@ -37,6 +38,7 @@ __all__ = [
     "CHANCE",
     "TERMINAL",
     "Benchmark",
+    "BenchmarkSection",
     "Exact",
     "Factory",
     "Game",

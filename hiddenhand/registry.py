@@ -139,6 +139,28 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
+class BenchmarkSection:
+    """A section a game adds to the benchmark after its configurations, where the generic
+    training and measures do not reach (a game too large for an exact measure of a learned
+    agent, played against a solution file instead), in the budgets that train a learner there
+    (``Budget.big_steps``).
+
+    ``function(rules, budget, out, seed, file, progress, resume)`` trains and plays on
+    ``rules`` (the game with ``params``), writes under the benchmark's directory ``out`` and
+    returns its part of the report (:class:`hiddenhand.training.benchmark.SectionReport`);
+    ``title`` names it where Ctrl-C cuts the benchmark. ``option`` is the command-line
+    option (``--<option> FILE``, ``help`` its help) that gives the section a file, and
+    ``check(rules, file)`` refuses a file that does not fit before any work starts."""
+
+    function: Ref
+    params: Mapping[str, Any]
+    title: str
+    option: str = ""
+    help: str = ""
+    check: Ref | None = None
+
+
+@dataclass(frozen=True)
 class Game:
     """One game's declaration. See the module docstring and ``examples/kuhn_poker.py``.
 
@@ -158,7 +180,8 @@ class Game:
     - ``seated``: ``(rules, names) -> rules`` for one seating of named agents (EggHead's
       public model must know where the analysts sit).
     - ``command_line_defaults``: defaults the command line uses instead of the rules' own.
-    - ``benchmark``: what ``hiddenhand benchmark`` plays of this game.
+    - ``benchmark``: what ``hiddenhand benchmark`` plays of this game; ``benchmark_sections``:
+      what it adds for this game alone (:class:`BenchmarkSection`).
     - ``vector``: the batched env class (a :class:`~hiddenhand.vector.RulesVectorEnv`:
       many games stepped at once as arrays), where the game has one.
     """
@@ -176,6 +199,7 @@ class Game:
     seated: Ref | None = None
     command_line_defaults: Mapping[str, Any] = field(default_factory=dict)
     benchmark: tuple[Benchmark, ...] = ()
+    benchmark_sections: tuple[BenchmarkSection, ...] = ()
     vector: Ref | None = None
 
     def __post_init__(self) -> None:
@@ -366,6 +390,7 @@ def load_entry_points() -> None:
 
 __all__ = [
     "Benchmark",
+    "BenchmarkSection",
     "Exact",
     "Factory",
     "Game",

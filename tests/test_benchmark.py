@@ -15,7 +15,7 @@ import hiddenhand.training.benchmark as benchmark
 from hiddenhand.agents import load_agent
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.training import cfr, ppo_pool
-from hiddenhand.training.benchmark import Budget, run_benchmark
+from hiddenhand.training.benchmark import Budget, run_benchmark, runs
 from hiddenhand.training.run import Point
 
 TINY = Budget(
@@ -205,8 +205,8 @@ def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, 
     assert '"ent_coef": 0.1,' in changed.read_text()
     changed.write_text(changed.read_text().replace('"ent_coef": 0.1,', '"ent_coef": 0.2,'))
     trained = []
-    real = benchmark.train_learner
-    monkeypatch.setattr(benchmark, "train_learner", lambda *a: trained.append(a[3]) or real(*a))
+    real = runs.train_learner
+    monkeypatch.setattr(runs, "train_learner", lambda *a: trained.append(a[3]) or real(*a))
 
     def refuse(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
@@ -215,10 +215,10 @@ def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, 
     monkeypatch.setattr(ppo_pool, "train_ppo", refuse)
     report = run_benchmark(replace(TINY, workers=1), out, seed=0, progress=False, resume=True)
     assert sorted(trained) == sorted([cut.parent, other.parent, changed.parent])
-    runs = json.loads((out / "summary.json").read_text())["runs"]
+    records = json.loads((out / "summary.json").read_text())["runs"]
     retrained = {str(cut.parent), str(other.parent), str(changed.parent)}
-    assert all(r["reused"] is (r["path"] not in retrained) for r in runs)
-    assert f"**Resumed:** {len(runs) - 3} of the {len(runs)} training runs above were read back" in report
+    assert all(r["reused"] is (r["path"] not in retrained) for r in records)
+    assert f"**Resumed:** {len(records) - 3} of the {len(records)} training runs above were read back" in report
     assert ", resume=True)`" in report
     first_rows = table(sections(first_report)["Goofspiel, 2 players: cards 6, observation markov"])
     rows = table(sections(report)["Goofspiel, 2 players: cards 6, observation markov"])
@@ -233,6 +233,9 @@ def test_the_command_line_resumes_with_resume(tmp_path, monkeypatch):
     assert main(["benchmark", "--out", str(tmp_path), "--resume"]) == 0
     assert main(["benchmark", "--out", str(tmp_path)]) == 0
     assert [kwargs["resume"] for _, kwargs in calls] == [True, False]
+    # A game's section declares the option that gives it a file: Goofspiel's --gops13.
+    assert main(["benchmark", "--out", str(tmp_path), "--gops13", "gops13.npz"]) == 0
+    assert calls[-1][1]["files"] == {"gops13": "gops13.npz"}
 
 
 def test_finished_refuses_a_shorter_run_other_rules_other_code_or_a_damaged_record(tiny_run, tmp_path):
@@ -284,24 +287,30 @@ def test_the_code_version_follows_the_sources_a_run_depends_on(tmp_path):
 
 
 def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_path):
-    """The section the full budget runs at 13 cards, here at 5 with a 5-card solution file:
-    the learner trains on the Markov observation, has no exploitability (none is pretended),
-    and plays every heuristic (hard included, which reads the score) and the equilibrium."""
+    """The section Goofspiel declares for the full budget at 13 cards (``--gops13``), here at
+    5 with a 5-card solution file: the learner trains on the Markov observation, has no
+    exploitability (none is pretended), and plays every heuristic (hard included, which reads
+    the score) and the equilibrium."""
     from dataclasses import replace
 
+    from hiddenhand.registry import resolve
     from hiddenhand.solvers.goofspiel import solve
 
+    game = hiddenhand.games()["goofspiel"]
+    (section,) = game.benchmark_sections
+    assert section.params == {"num_cards": 13} and section.option == "gops13"
     solution = solve(5, progress=False).save(tmp_path / "gops5.npz")
-    budget = replace(TINY, big_steps=600, big_cards=5, name="tiny")
-    lines, summary = [], {"runs": [], "games": {}}
-    benchmark._big_goofspiel(budget, tmp_path, 0, str(solution), False, False, lines, summary)
-    (record,) = summary["runs"]
+    budget = replace(TINY, big_steps=600, name="tiny")
+    part = resolve(section.function)(game.rules(num_cards=5), budget, tmp_path, 0, str(solution), False, False)
+    (record,) = part.runs
     assert record["exploitability"] is None and record["exact"] is False
     assert record["config"]["observation"] == "markov" and record["config"]["num_cards"] == 5
-    played = summary["games"]["goofspiel 5 cards"]
+    assert record["path"] == str(tmp_path / "goofspiel_num_cards=5" / "mmd" / "seed0")
+    played = part.results["goofspiel 5 cards"]
     assert set(played) == {"equilibrium", "random", "easy", "medium", "hard"}
     assert played["equilibrium"] <= 0.5  # an untrained network does not beat the equilibrium
-    assert "No exact exploitability" in "\n".join(lines)
+    assert part.lines[0] == "## Goofspiel, 5 cards: mmd on the Markov observation"
+    assert "No exact exploitability" in "\n".join(part.lines)
 
 
 def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
@@ -309,7 +318,7 @@ def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
 
     solution = solve(4, progress=False).save(tmp_path / "gops4.npz")
     with pytest.raises(ValueError, match="solves num_cards=4; the benchmark plays 13 cards"):
-        run_benchmark("full", tmp_path / "out", gops13=str(solution), progress=False)
+        run_benchmark("full", tmp_path / "out", files={"gops13": str(solution)}, progress=False)
     assert not (tmp_path / "out").exists()
 
 
@@ -333,14 +342,14 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
         asked[method] = (steps, eval_every)
         return [Point(steps, 1.0, 0.5)]
 
-    monkeypatch.setattr(benchmark, "train_learner", fake)
+    monkeypatch.setattr(runs, "train_learner", fake)
     game = hiddenhand.games()["goofspiel"]
-    entry = benchmark.Benchmark({"num_cards": 6, "observation": "markov"}, learn=True, steps_scale=2)
+    entry = hiddenhand.Benchmark({"num_cards": 6, "observation": "markov"}, learn=True, steps_scale=2)
     budget = Budget(**{**vars(TINY), "learners": ("mmd", "nfsp"), "learner_share": {"nfsp": 0.25}, "seeds": 1})
     budget = Budget(**{**vars(budget), "workers": 1, "learner_steps": 1000, "evaluations": 4})
-    runs = benchmark._learned_runs(game, game.rules(**entry.params), entry, budget, tmp_path, 0, False, False)
+    learned = runs.learned_runs(game.rules(**entry.params), entry, budget, tmp_path, 0, False, False)
     assert asked == {"mmd": (2000, 500), "nfsp": (500, 125)}
-    assert [r.curve[-1][0] for r in runs] == [2000, 500]
+    assert [r.curve[-1][0] for r in learned] == [2000, 500]
     wrong = Budget(**{**vars(TINY), "learner_share": {"dqn": 0.5}})
     with pytest.raises(ValueError, match=r"unknown learners \['dqn'\]"):
         run_benchmark(wrong, tmp_path, progress=False)

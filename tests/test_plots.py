@@ -14,7 +14,8 @@ from matplotlib.colors import to_rgb
 import hiddenhand
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.training import plots
-from hiddenhand.training.benchmark import Run, _figure
+from hiddenhand.training.benchmark.report import figure as benchmark_figure
+from hiddenhand.training.benchmark.runs import TrainedRun
 from hiddenhand.training.cfr import CFRSettings, train_cfr
 from hiddenhand.training.run import Point, curve_figure
 
@@ -44,11 +45,11 @@ def curves(ax):
 
 def test_the_benchmark_draws_every_seeds_measured_points_and_nothing_between():
     runs = [
-        Run("cfr+", 0, None, [(10, 0.5, 0.4), (20, 1.0, 0.1)]),
-        Run("mmd", 0, None, [(0, 0.001, 2.5), (1000, 2.0, 1.2), (2000, 4.0, 0.9)]),
-        Run("mmd", 1, None, [(0, 0.002, 2.5), (1000, 2.5, 1.1), (2000, 5.0, None)]),  # last one unmeasured
+        TrainedRun("cfr+", 0, None, [(10, 0.5, 0.4), (20, 1.0, 0.1)]),
+        TrainedRun("mmd", 0, None, [(0, 0.001, 2.5), (1000, 2.0, 1.2), (2000, 4.0, 0.9)]),
+        TrainedRun("mmd", 1, None, [(0, 0.002, 2.5), (1000, 2.5, 1.1), (2000, 5.0, None)]),  # last one unmeasured
     ]
-    fig = _figure(GoofspielRules(num_cards=4), runs, {"equilibrium": 0.0, "random": 2.5})
+    fig = benchmark_figure(GoofspielRules(num_cards=4), runs, {"equilibrium": 0.0, "random": 2.5})
     seconds, decisions = fig.axes
     assert [points(line) for line in curves(seconds)] == [
         [(0.5, 0.4), (1.0, 0.1)],
@@ -131,7 +132,9 @@ def test_cfr_plots_exploitability_as_the_benchmark_does(game, tmp_path):
     assert [y for _, y in points(curves(iterations)[0])] == pytest.approx(expected, rel=1e-5)
     assert [x for x, _ in points(curves(iterations)[0])] == [r["steps"] for r in rows] == [2, 4, 6]
     assert iterations.get_xscale() == iterations.get_yscale() == "log" and iterations.get_xlabel() == "iterations"
-    benchmark = _figure(rules, [Run("cfr+", 0, None, [(p.steps, p.seconds, p.exploitability) for p in curve])], {})
+    benchmark = benchmark_figure(
+        rules, [TrainedRun("cfr+", 0, None, [(p.steps, p.seconds, p.exploitability) for p in curve])], {}
+    )
     labels = {ax.get_ylabel() for ax in (*fig.axes, *benchmark.axes)}
     assert labels == {plots.EXPLOITABILITY} and "NashConv" not in labels
 
@@ -152,8 +155,8 @@ def test_log_axis_labels_are_readable_and_never_overlap(seconds, exploitability)
         Point(int(i), float(s), float(e))
         for i, s, e in zip(np.geomspace(300, 3000, 10), np.geomspace(*seconds, 10), np.geomspace(*exploitability, 10))
     ]
-    run = Run("mmd", 0, None, [(p.steps, p.seconds, p.exploitability) for p in curve])
-    figures = [curve_figure(curve, "ticks", unit="iteration"), _figure(GoofspielRules(num_cards=4), [run], {})]
+    run = TrainedRun("mmd", 0, None, [(p.steps, p.seconds, p.exploitability) for p in curve])
+    figures = [curve_figure(curve, "ticks", unit="iteration"), benchmark_figure(GoofspielRules(num_cards=4), [run], {})]
     for fig, ax in ((figure, ax) for figure in figures for ax in figure.axes):
         renderer = draw(fig).get_renderer()
         for axis in (ax.xaxis, ax.yaxis):

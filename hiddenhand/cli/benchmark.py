@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hiddenhand.cli.common import SEED, check_output
+from hiddenhand.registry import BenchmarkSection, games
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -30,12 +31,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
     p.add_argument("--out", default="runs/benchmark", help="output directory (default runs/benchmark)")
     p.add_argument("--seed", type=SEED, default=0, help="seed of every run (default 0; learners' seeds count up)")
-    p.add_argument(
-        "--gops13",
-        metavar="FILE",
-        help="a 13-card Goofspiel solution (hiddenhand solve goofspiel --cards 13 --out FILE): the 13-card learner "
-        "also plays the exact equilibrium (full budget only)",
-    )
+    for option, section in _file_options().items():
+        p.add_argument(f"--{option}", metavar="FILE", help=section.help)
     p.add_argument(
         "--resume",
         action="store_true",
@@ -51,5 +48,11 @@ def run(args: argparse.Namespace) -> int:
     from hiddenhand.training.benchmark import run_benchmark
 
     check_output(args.out, "--out", "dir")
-    print(run_benchmark(args.budget, args.out, args.seed, gops13=args.gops13, resume=args.resume))
+    files = {option: getattr(args, option.replace("-", "_")) for option in _file_options()}
+    print(run_benchmark(args.budget, args.out, args.seed, files=files, resume=args.resume))
     return 0
+
+
+def _file_options() -> dict[str, BenchmarkSection]:
+    """The options that give a game's own benchmark section a file, as the games declare them."""
+    return {s.option: s for game in games().values() for s in game.benchmark_sections if s.option}

@@ -1,0 +1,106 @@
+"""How long the benchmark trains and what: :class:`Budget`, the two named budgets
+(:data:`BUDGETS`), the learners the full study trains (:data:`LEARNERS`) and the settings the
+benchmark gives them (:data:`LEARNER_SETTINGS`, :func:`learner_settings`).
+
+Kept apart from the runs and the report: a budget is what a user picks (``--budget``) or
+writes (a :class:`Budget` of their own), and the settings are what ``resume`` compares a
+finished run with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from hiddenhand.training.learners import learner
+
+LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro", "rllib")
+"""The learners the full study trains, by their declared names (:mod:`hiddenhand.training.learners`; any
+declared learner may be named in a :class:`Budget`): sampled regret matching, self-play MMD
+and tuned PPO, OpenSpiel's NFSP and PSRO, RLlib's PPO with our settings and credit (the
+``[ray]`` extra)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    cfr_iterations: int
+    mccfr_iterations: int
+    ppo_steps: int
+    evaluations: int
+    games: int
+    many_cfr_iterations: int
+    tournament_games: int
+    small: bool
+    learner_steps: int = 0
+    """Self-play decisions per learned run, times the configuration's ``steps_scale``."""
+    learners: tuple[str, ...] = ()
+    """Which self-play learners run (:data:`LEARNERS`)."""
+    learner_share: Mapping[str, float] = field(default_factory=dict)
+    """Per learner, the share of ``learner_steps`` it trains for (1 when absent): learners
+    differ by orders of magnitude in decisions a second (docs/training.md), and the budget
+    gives each a comparable share of wall-clock."""
+    seeds: int = 1
+    """Seeds per self-play learner."""
+    workers: int = 1
+    """Learner runs side by side, one process each."""
+    big_steps: int = 0
+    """Decisions of ``big_learner`` in each section a game adds to the benchmark
+    (:class:`~hiddenhand.registry.BenchmarkSection`: a game too large for an exact measure
+    of a learned agent); 0 leaves those sections out."""
+    big_learner: str = "mmd"
+    """The learner trained in those sections: a network, which generalises across positions;
+    sampled regret matching's table, keyed by the observation, would meet mostly rows it has
+    never seen in a game that large (they play uniformly)."""
+    name: str = "custom"
+
+
+BUDGETS = {
+    "small": Budget(
+        cfr_iterations=200,
+        mccfr_iterations=5000,
+        ppo_steps=30_000,
+        evaluations=6,
+        games=400,
+        many_cfr_iterations=100,
+        tournament_games=60,
+        small=True,
+        learner_steps=300_000,
+        learners=("regret", "mmd", "ppo-selfplay"),
+        learner_share={"regret": 300},
+        name="small",
+    ),
+    "full": Budget(
+        cfr_iterations=2000,
+        mccfr_iterations=100_000,
+        ppo_steps=300_000,
+        evaluations=12,
+        games=2000,
+        many_cfr_iterations=1000,
+        tournament_games=300,
+        small=False,
+        learner_steps=250_000,
+        learners=LEARNERS,
+        learner_share={"regret": 1000, "nfsp": 0.5, "psro": 0.5, "rllib": 0.2},
+        seeds=3,
+        workers=2,
+        big_steps=1_000_000,
+        name="full",
+    ),
+}
+"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of sampled regret
+matching, MMD and tuned PPO; ``full`` trains every learner with three seeds and plays five times more games
+(docs/benchmark_full.md has its report and its time)."""
+
+
+LEARNER_SETTINGS: Mapping[str, Mapping[str, object]] = {"rllib": {"env_runners": 0, "num_cpus": 1}}
+"""Where the benchmark departs from a learner's own settings: RLlib plays its games in the
+driver, one CPU a run, so that runs side by side share the machine as the others do."""
+
+
+def learner_settings(method: str, rules):
+    """The settings the declared learner ``method`` trains with on ``rules`` here: its own
+    (:meth:`~hiddenhand.training.learners.Learner.settings_for`) with
+    :data:`LEARNER_SETTINGS`; what :func:`~.runs.train_learner` gives it, and what ``resume``
+    compares with a finished run's recorded settings, so that a run made with others trains
+    again."""
+    return replace(learner(method).settings_for(rules), **LEARNER_SETTINGS.get(method, {}))
