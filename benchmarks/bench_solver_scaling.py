@@ -7,8 +7,8 @@ a 3-card solve of each that compiles the kernels. Both solves run their levels (
 one after the other; within a level, the compiled kernel runs chunks of patterns on a pool
 of ``workers`` threads (:func:`hiddenhand.solvers.goofspiel.kernels.run_level`) and
 everything else (the level's index tables, built in Python, the mirrored half of the points
-level, the arrays) runs on one thread. Three things can hold the curve below the number of
-threads, and the script measures each:
+level, the arrays) runs on one thread. What can hold the curve below the number of
+threads, and how the script measures it:
 
 - **The serial part.** ``run_level`` is wrapped (in this script only) to time each level's
   parallel section; the rest of the solve's wall clock is serial. With the serial seconds
@@ -21,14 +21,20 @@ threads, and the script measures each:
   threads waited (the last chunks of a level, the small levels, the pool's overhead).
   Where the machine is shared, the chunks' wall time over their CPU time says how much of
   it other processes took.
-- **Memory.** Bytes moved per solve are estimated from what the kernels read and write, and
-  divided by the parallel sections' seconds; the same run measures what this machine delivers with
-  the same number of threads: a numpy copy (one thread) and a numba parallel copy of a
-  ``--copy-mb`` array (bytes read plus bytes written), and a numba parallel gather of random
-  8-byte reads from a table the size of the solve's largest level. If each thread's chunks
-  take more CPU time as threads are added (``CPU x``, the chunks' CPU seconds over the
-  1-worker run's), the threads slow each other down: bandwidth when the bytes per second
-  are near what the copy or the gather delivers, else shared caches, clock speed or atomics.
+- **Threads or the machine.** If each thread's chunks take more CPU time as threads are
+  added (``CPU x``, the chunks' CPU seconds over the 1-worker run's), the threads slow each
+  other down. ``--processes`` (on by default) then tells where: as many 1-worker solves as
+  the most workers run at once, one per process, sharing the machine (memory bus, caches,
+  SMT siblings, the clock) but nothing inside a process. If they slow down as much, the
+  machine is the limit; if not, something the threads share (the reference counts numba
+  keeps on the arrays every thread reads, a cache line two threads write).
+- **Memory.** Bytes moved per solve are estimated from what the kernels read and write,
+  and divided by the parallel sections' seconds; the same run measures what this machine
+  delivers with the same number of threads: a numpy copy (one thread) and a numba parallel
+  copy of a ``--copy-mb`` array (bytes read plus bytes written), and a numba parallel
+  gather of random 8-byte reads from a table the size of the solve's largest level. A
+  slowdown is bandwidth when the bytes per second are near what the copy or the gather
+  delivers.
 
 The bytes estimate, per level ``k`` (hand size) of an ``n``-card solve, ``P_k`` patterns
 solved (one of each mirror pair) of ``R_k`` in the level, ``Q_k = C(n, k)`` prize sets,
@@ -70,14 +76,17 @@ and the measured one otherwise. The load average is printed before and after.
 
 Run: ``python benchmarks/bench_solver_scaling.py [--cards 11] [--win-loss-cards 10]
 [--workers 1 2 4 8 16] [--scoring point_difference win_loss] [--repeats 1] [--copy-mb 512]
-[--index-tables 13]``.
+[--index-tables 13] [--no-processes]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -303,7 +312,9 @@ def amdahl(one: Run, k: int) -> float:
     return one.alone / (one.serial_cpu + one.parallel_alone / k)
 
 
-def verdict(runs: list[Run], rates: tuple[float, float], mem: Memory) -> str:
+def verdict(runs: list[Run], rates: tuple[float, float], mem: Memory, apart: float | None) -> str:
+    """The verdict line of the module docstring; ``apart`` is the CPU x of as many 1-worker
+    solves in separate processes as the most workers (None when not run)."""
     one, last = runs[0], runs[-1]
     k = last.workers
     if k == 1:
@@ -328,15 +339,23 @@ def verdict(runs: list[Run], rates: tuple[float, float], mem: Memory) -> str:
     if last.utilisation < 0.9:
         return f"granularity: the pool's threads worked {last.utilisation:.0%} of the parallel section"
     if slowdown > 1.15:
+        if apart is None:
+            where = "shared caches, clock or atomics"
+        elif apart > 1.15:
+            where = f"the machine: separate processes slow down too ({apart:.2f}x): shared caches, SMT or clock"
+        else:
+            where = f"inside the process: separate processes do not ({apart:.2f}x): shared reference counts or lines"
         return (
             f"per-thread slowdown: the chunks took {slowdown:.2f}x the CPU time of 1 worker, with memory "
-            f"far from its limits ({tables:.2f} and {lookups:.2f} GB/s): shared caches, clock or atomics"
+            f"far from its limits ({tables:.2f} and {lookups:.2f} GB/s); {where}"
         )
     headroom = f"lookups at most {lookups / mem.gather[k]:.0%} of the random-read rate, no slowdown yet"
     return f"scales: speed-up {speedup:.2f} at {k} workers ({basis}Amdahl's bound {bound:.2f}; {headroom})"
 
 
-def report(scoring: str, n: int, runs: list[Run], moved: tuple[float, float, int], mem: Memory) -> None:
+def report(
+    scoring: str, n: int, runs: list[Run], moved: tuple[float, float, int], mem: Memory, apart: tuple | None
+) -> None:
     tables, lookups, largest = moved
     one = runs[0]
     print(f"\n{scoring} solve, {n} cards: tables {tables / 1e9:.2f} GB, lookups {lookups / 1e9:.2f} GB per solve;")
@@ -361,6 +380,8 @@ def report(scoring: str, n: int, runs: list[Run], moved: tuple[float, float, int
             f"{mem.gather[run.workers]:>11.2f}"
         )
     last = runs[-1]
+    bounds = ", ".join(f"{amdahl(one, k):.2f} at {k}" for k in THREADS[1:])
+    print(f"Amdahl's bound from the 1-worker run's serial share ({one.serial_cpu / one.alone:.1%}): {bounds}")
     print("per level at the most workers (seconds): k, serial, parallel")
     print(
         "  "
@@ -369,21 +390,58 @@ def report(scoring: str, n: int, runs: list[Run], moved: tuple[float, float, int
             for k, p in zip(sorted(last.level_seconds), last.level_parallel)
         )
     )
-    print(f"verdict: {verdict(runs, rates, mem)}")
+    slowdown = None
+    if apart is not None:
+        seconds, cpu = apart
+        slowdown = cpu / one.cpu
+        print(
+            f"{last.workers} solves of 1 worker at once, one per process: {seconds:.2f} s, {cpu:.2f} CPU s each "
+            f"(CPU x {slowdown:.2f})"
+        )
+    print(f"verdict: {verdict(runs, rates, mem, slowdown)}")
 
 
 def median_run(runs: list[Run]) -> Run:
     return sorted(runs, key=lambda run: run.seconds)[len(runs) // 2]
 
 
-def index_tables(n: int) -> float:
-    """Seconds to build every level's index tables (and mirror halves) of an ``n``-card solve."""
+def index_tables(n: int) -> tuple[float, float]:
+    """Wall and CPU seconds to build every level's index tables (and mirror halves) of an ``n``-card solve."""
     indexer = Indexer(n)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for k in range(1, n + 1):
         indexer.level(k)
         indexer.halves(k)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu_started
+
+
+def side_by_side(scoring: str, n: int, copies: int) -> tuple[float, float]:
+    """Mean wall and CPU seconds of ``copies`` 1-worker solves run at once, each in a fresh
+    process (compiled first, then started together): the machine shared without sharing
+    anything inside a process."""
+    command = [sys.executable, __file__, "--child", scoring, str(n)]
+    children = [
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(copies)
+    ]
+    for child in children:
+        if child.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{' '.join(command)} did not start")
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    results = [json.loads(child.communicate()[0].strip().splitlines()[-1]) for child in children]
+    return statistics.mean(r["seconds"] for r in results), statistics.mean(r["cpu"] for r in results)
+
+
+def child(scoring: str, n: int) -> None:
+    """One process of :func:`side_by_side`: compile, say so, wait for the word, solve."""
+    module = winloss if scoring == "win_loss" else points
+    module.solve(3, workers=1, progress=False)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    module.solve(n, workers=1, progress=False)
+    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu_started}))
 
 
 def main() -> None:
@@ -403,7 +461,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="solves per thread count; the median is kept")
     parser.add_argument("--copy-mb", type=int, default=512, help="MiB of the copied array (default 512)")
     parser.add_argument("--index-tables", type=int, metavar="N", help="also time an N-card solve's index tables alone")
+    parser.add_argument(
+        "--processes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run as many 1-worker solves at once, one per process, as the most workers (default on)",
+    )
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]))
+        return
     threads = sorted({k for k in args.workers if 1 <= k <= (os.cpu_count() or 1)})
     if threads[0] != 1:
         threads.insert(0, 1)  # speed-ups are against one worker
@@ -424,12 +492,13 @@ def main() -> None:
             print(f"  {scoring} {n} cards, {k} workers: {seconds:.2f} s", flush=True)
         moved = traffic(scoring, solution)
         del solution
+        apart = side_by_side(scoring, n, threads[-1]) if args.processes and threads[-1] > 1 else None
         mem = memory(threads, args.copy_mb, moved[2])
         print(f"numpy copy {mem.numpy_copy:.1f} GB/s on one thread")
-        report(scoring, n, runs, moved, mem)
+        report(scoring, n, runs, moved, mem, apart)
     if args.index_tables:
-        seconds = index_tables(args.index_tables)
-        print(f"\nindex tables of a {args.index_tables}-card solve: {seconds:.1f} s on one thread")
+        seconds, cpu = index_tables(args.index_tables)
+        print(f"\nindex tables of a {args.index_tables}-card solve: {seconds:.1f} s ({cpu:.1f} CPU s) on one thread")
     print(f"\nload average after: {load()}")
 
 
