@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 from conftest import play_out
 
+from hiddenhand.agent import Agent, RandomAgent, agent_reads
+from hiddenhand.agents import GoofspielEquilibriumAgent, make_agent
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import position_observations
+from hiddenhand.solvers.goofspiel import positions
 from hiddenhand.solvers.goofspiel.patterns import Sets
 
 FULL = [
@@ -118,3 +121,84 @@ def test_rows_that_are_not_positions_are_refused_by_number():
     with pytest.raises(ValueError, match="out holds arrays"):
         out = {"observation": np.empty((2, 3), np.float32), "action_mask": np.empty((2, 5), np.int8)}
         position_observations(rules, *(np.array([x]) for x in good), 0, out=out)
+
+
+# ------------------------------------------------------------------ what an agent reads
+def test_agents_declare_what_they_read_and_the_measure_builds_only_that():
+    """Random play reads only the mask, so the measure hands it no observation vectors (and
+    one policy serves both seats); an agent that says nothing may read anything."""
+    assert RandomAgent.reads == {"action_mask"} and not agent_reads(RandomAgent(), "observation")
+    assert agent_reads(make_agent("goofspiel", "medium"), "observation") and agent_reads(object(), "observation")
+
+    class Recording(RandomAgent):
+        seen: set = set()
+
+        def policy_batch(self, observations):
+            self.seen.update(observations)
+            return super().policy_batch(observations)
+
+    class Reading(Recording):
+        reads = None
+
+    for agent, keys in ((Recording(), {"action_mask"}), (Reading(), {"action_mask", "observation"})):
+        agent.seen = set()
+        measured = positions.exploitability(agent, GoofspielRules(num_cards=5), progress=False)
+        assert agent.seen == keys and measured.per_seat == (4.0, 4.0)
+    assert "one policy for both seats" in positions.exploitability(Recording(), 4, progress=False).method
+    assert "each seat's policy" in positions.exploitability(Reading(), 4, progress=False).method
+
+
+# ------------------------------------------------------------------ the measure, before and after
+class Softmax(Agent):
+    """A linear softmax policy over the whole full observation (seat, score and history
+    included), vectorised with numpy in float64. It declares itself Markov although it reads
+    the score and the history: what it is measured on is then the history the bulk
+    observations show, so any difference between the builders would change its figure."""
+
+    uses_score = uses_history = False
+
+    def __init__(self, rules, seed=0):
+        super().__init__(seed)
+        self.weights = np.random.default_rng(seed).normal(size=(rules.information_layout.size, rules.num_cards))
+
+    def policy_batch(self, observations):
+        logits = np.asarray(observations["observation"], dtype=np.float64) @ self.weights
+        logits = np.where(observations["action_mask"] != 0, logits, -np.inf)
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    def policy(self, observation):
+        return self.policy_batch({key: np.asarray(value)[None] for key, value in observation.items()})[0]
+
+
+class BySeat(Agent):
+    """Plays high cards in seat 0 and low ones in seat 1 (the seat of the full observation),
+    through the protocol's default ``policy_batch``, row by row."""
+
+    uses_score = uses_history = False
+
+    def policy(self, observation):
+        mask = np.asarray(observation["action_mask"], dtype=float)
+        seat = int(np.asarray(observation["observation"])[2])  # the seat one-hot follows the reveal flag
+        weights = mask * (np.arange(len(mask)) + 1.0) ** (2 if seat else -2)
+        return weights / weights.sum()
+
+
+@pytest.mark.parametrize("n", [4, 5, 6])
+@pytest.mark.parametrize("name", ["softmax", "by_seat", "medium", "equilibrium", "random"])
+def test_the_measure_gives_exactly_what_it_gave_before(name, n):
+    """Agents on the default (full) observation: the figures per seat equal the numpy
+    builder's path, to the last bit or within 1e-12; the seat-dependent ones differ by seat."""
+    rules = GoofspielRules(num_cards=n)
+    agent = {
+        "softmax": lambda: Softmax(rules, seed=n),
+        "by_seat": BySeat,
+        "equilibrium": lambda: GoofspielEquilibriumAgent(rules),
+        "random": RandomAgent,
+        "medium": lambda: make_agent("goofspiel", "medium", rules),
+    }[name]()
+    now = positions.exploitability(agent, rules, progress=False).per_seat
+    then = before.exploitability(agent, rules).per_seat
+    np.testing.assert_allclose(now, then, rtol=0, atol=1e-12)
+    if name in ("softmax", "by_seat"):
+        assert abs(now[0] - now[1]) > 0.01
