@@ -202,3 +202,27 @@ def test_the_measure_gives_exactly_what_it_gave_before(name, n):
     np.testing.assert_allclose(now, then, rtol=0, atol=1e-12)
     if name in ("softmax", "by_seat"):
         assert abs(now[0] - now[1]) > 0.01
+
+
+def test_a_networks_thread_count_is_kept_through_the_measure():
+    """numba's parallel kernels set the OpenMP thread count that torch shares to their own:
+    the agent is asked at its owner's count at every level, and left with it."""
+    import torch
+
+    class Counting(RandomAgent):
+        reads = None
+        counts: list = []
+
+        def policy_batch(self, observations):
+            self.counts.append(torch.get_num_threads())
+            return super().policy_batch(observations)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        agent = Counting()
+        positions.exploitability(agent, GoofspielRules(num_cards=5), progress=False)
+        positions.value(agent, agent, GoofspielRules(num_cards=5), progress=False)
+        assert set(agent.counts) == {1} and len(agent.counts) > 8 and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)

@@ -33,6 +33,8 @@ Card sets are bitmasks (bit ``c - 1`` for card ``c``); the sets of size k are nu
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
 from math import comb
 
 import numpy as np
@@ -114,6 +116,23 @@ def _evaluate(policy, other, cards, child, below, out):  # pragma: no cover - co
                                 won = (cards[a, i] > cards[b, j]) - (cards[a, i] < cards[b, j])
                                 total += x * y * (won * prize + below[child[a, i], child[b, j], rest])
                 out[a, b, p] = total / k
+
+
+@contextmanager
+def _torch_threads_kept():
+    """Keep torch's thread count, if the caller has imported torch, across compiled parallel
+    kernels. numba's OpenMP threading layer sets the OpenMP thread count, which torch
+    shares, to its own for every parallel kernel, so a network asked between two levels ran
+    on every core whatever its owner had set: each of its small operations then waited for
+    threads that a busy machine did not schedule, several times the network's one-thread
+    cost. Nothing is imported here: an agent without torch is left alone."""
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else None
+    try:
+        yield
+    finally:
+        if torch is not None:
+            torch.set_num_threads(threads)
 
 
 def gather(agent, rules: GoofspielRules, sets: Sets, k: int, seat: int, bar: tqdm | None = None) -> np.ndarray:
@@ -262,10 +281,11 @@ def exploitability(agent, rules: GoofspielRules | int, progress: bool = True) ->
                 policies = gather_seats(agent, rules, sets, k, tuple(range(seats)), bar)
             count = comb(n, k)
             below, respond = respond, [np.empty((count, count, count)) for _ in range(seats)]
-            for seat in range(seats):
-                _respond(policies[seat], sets.cards[k], sets.child[k], below[seat], respond[seat])
             previous, evaluate = evaluate, np.empty((count, count, count))
-            _evaluate(policies[0], policies[-1], sets.cards[k], sets.child[k], previous, evaluate)
+            with _torch_threads_kept():
+                for seat in range(seats):
+                    _respond(policies[seat], sets.cards[k], sets.child[k], below[seat], respond[seat])
+                _evaluate(policies[0], policies[-1], sets.cards[k], sets.child[k], previous, evaluate)
             del policies
     on_policy = float(evaluate[0, 0, 0])  # seat 0's value; seat 1's is its negation
     # The responder in seat 1 faces the agent in seat 0 (respond[0]), and in seat 0 the agent in seat 1.
@@ -295,7 +315,8 @@ def value(agent, opponent, rules: GoofspielRules | int, progress: bool = True) -
                 else:
                     mine = gather(agent, rules, sets, k, seat, bar)
                     theirs = gather(opponent, rules, sets, k, 1 - seat, bar)
-                _evaluate(mine, theirs, sets.cards[k], sets.child[k], below[seat], values[seat])
+                with _torch_threads_kept():
+                    _evaluate(mine, theirs, sets.cards[k], sets.child[k], below[seat], values[seat])
     return float(np.mean([v[0, 0, 0] for v in values]))
 
 
