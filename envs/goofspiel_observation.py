@@ -91,7 +91,14 @@ class MarkovLayout(Layout):
 
 
 def position_observations(
-    rules, hand: np.ndarray, other: np.ndarray, prizes: np.ndarray, upcard: np.ndarray, seat: int, markov=None
+    rules,
+    hand: np.ndarray,
+    other: np.ndarray,
+    prizes: np.ndarray,
+    upcard: np.ndarray,
+    seat: int,
+    markov=None,
+    out: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """The observations of many two-player positions of ``rules``' game at once, as a
     player would get them when bidding on ``upcard``: what exact exploitability shows a
@@ -105,30 +112,161 @@ def position_observations(
     also shows a history, which the position does not determine: the one built here
     plays the spent cards in increasing order round by round (each side's lowest spent
     card on the lowest spent prize, and so on), which is a legal history of the
-    position, so an agent that reads neither the score nor the history (which it
-    declares) answers as it would after any other. Returns ``{"observation": (N, size),
-    "action_mask": (N, num_cards)}`` (the engine's own encoding: the tests compare them).
+    position when prizes come in random order, so an agent that reads neither the score
+    nor the history (which it declares) answers as it would after any other. Returns
+    ``{"observation": (N, size), "action_mask": (N, num_cards)}`` in the engine's own
+    encoding (float32 and int8; the tests compare them with the engine's), written into
+    ``out`` when it is given (arrays of those shapes and dtypes): a caller that builds
+    batch after batch then reuses one buffer instead of having fresh memory zeroed for
+    every batch.
+
+    The rows are written by compiled loops (:func:`_full_rows`, :func:`_markov_rows`),
+    one position at a time, so one batch may mix positions of different sizes; a row
+    that is not a position (hands of different sizes, prizes to come that do not match
+    them, the upcard among them or no card) is refused by its number.
     """
     if rules.num_players != 2:
         raise ValueError(f"positions are two-player; {rules} has {rules.num_players} players")
     n = rules.num_cards
-    bits = (np.asarray(hand)[:, None] >> np.arange(n)) & 1
-    others = (np.asarray(other)[:, None] >> np.arange(n)) & 1
-    to_come = (np.asarray(prizes)[:, None] >> np.arange(n)) & 1
-    rows = np.arange(len(bits))
-    mask = bits.astype(np.int8)
-    if rules.markov if markov is None else markov:
-        obs, views = rules.markov_layout.zeros(len(bits))
-        views["others"][:, 0] = others
+    columns = [np.ascontiguousarray(x, dtype=np.int64) for x in (hand, other, prizes, upcard)]
+    if any(c.ndim != 1 or len(c) != len(columns[0]) for c in columns):
+        raise ValueError(
+            f"hand, other, prizes and upcard need one entry per position each, not shapes {[c.shape for c in columns]}"
+        )
+    markov = rules.markov if markov is None else markov
+    layout = rules.markov_layout if markov else rules.information_layout
+    rows = len(columns[0])
+    if out is None:
+        out = {
+            "observation": np.empty((rows, layout.size), dtype=np.float32),
+            "action_mask": np.empty((rows, n), dtype=np.int8),
+        }
+    elif out["observation"].shape != (rows, layout.size) or out["action_mask"].shape != (rows, n):
+        raise ValueError(
+            f"out holds arrays of shapes {out['observation'].shape} and {out['action_mask'].shape}, not "
+            f"{(rows, layout.size)} and {(rows, n)}"
+        )
+    if markov:
+        where = np.array([layout.offset(name) for name in ("prize", "hand", "others", "prizes_to_come")])
+        bad = _markov_rows(*columns, n, where, out["observation"], out["action_mask"])
     else:
-        obs, views = rules.information_layout.zeros(len(bits))
-        views["reveal"][:] = 1.0
-        views["seat"][:, seat] = 1.0
-        _canonical_history(rules, views, bits, others, to_come, upcard)
-    views["prize"][rows, upcard] = 1.0
-    views["hand"][:] = bits
-    views["prizes_to_come"][:] = to_come
-    return {"observation": obs, "action_mask": mask}
+        block = layout.round
+        where = np.array(
+            [layout.offset(name) for name in ("reveal", "seat", "prize", "hand", "prizes_to_come", "points", "history")]
+            + [block.offset(name) for name in ("prize", "own_bid", "winner", "others")]
+            + [block.size]
+        )
+        bad = _full_rows(
+            *columns, int(seat), n, float(rules.reveal_bids), rules.total_prize, where, out["observation"],
+            out["action_mask"],
+        )  # fmt: skip
+    if bad >= 0:
+        cells = ", ".join(f"{name} {int(c[bad]):#b}" for name, c in zip(("hand", "other", "prizes"), columns))
+        raise ValueError(
+            f"row {bad} is not a position of {n} cards: {cells}, upcard index {int(columns[3][bad])} (both hands "
+            "the same size, one prize to come fewer, the upcard not among them)"
+        )
+    return out
+
+
+_LOWEST = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8, 31, 27, 13, 23, 21, 19, 16, 7, 26, 12,
+                    18, 6, 11, 5, 10, 9])  # fmt: skip
+"""The index of a 32-bit power of two ``x``: ``_LOWEST[(x * 0x077CB531) >> 27 & 31]`` (a de Bruijn sequence)."""
+
+
+@njit(inline="always")
+def _lowest(bits):  # pragma: no cover - compiled
+    """The index of the lowest set bit of ``bits`` (at least one, below bit 32)."""
+    return _LOWEST[((bits & -bits) * 0x077CB531) >> 27 & 31]
+
+
+@njit(inline="always")
+def _count(bits):  # pragma: no cover - compiled
+    """How many bits of ``bits`` (below bit 32) are set."""
+    bits = bits - (bits >> 1 & 0x55555555)
+    bits = (bits & 0x33333333) + (bits >> 2 & 0x33333333)
+    return ((bits + (bits >> 4)) & 0x0F0F0F0F) * 0x01010101 >> 24 & 0xFF
+
+
+@njit(inline="always")
+def _is_position(hand, other, prizes, upcard, n):  # pragma: no cover - compiled
+    """Whether the bitmasks and upcard index describe a position of an ``n``-card game."""
+    full = (1 << n) - 1
+    if hand & ~full or other & ~full or prizes & ~full or upcard < 0 or upcard >= n or prizes >> upcard & 1:
+        return False
+    held = _count(hand)
+    return held == _count(other) and held == _count(prizes) + 1
+
+
+@njit(cache=True)
+def _markov_rows(hand, other, prizes, upcard, n, where, obs, mask):  # pragma: no cover - compiled
+    """:func:`position_observations`' Markov rows; ``where`` holds the offsets of the
+    pieces ``prize``, ``hand``, ``others`` and ``prizes_to_come``. Returns the first row
+    that is not a position, or -1."""
+    for i in range(len(hand)):
+        if not _is_position(hand[i], other[i], prizes[i], upcard[i], n):
+            return i
+        row = obs[i]
+        row[:] = 0.0
+        row[where[0] + upcard[i]] = 1.0
+        for c in range(n):
+            mask[i, c] = hand[i] >> c & 1
+            row[where[1] + c] = hand[i] >> c & 1
+            row[where[2] + c] = other[i] >> c & 1
+            row[where[3] + c] = prizes[i] >> c & 1
+    return -1
+
+
+@njit(cache=True)
+def _full_rows(hand, other, prizes, upcard, seat, n, reveal, total, where, obs, mask):  # pragma: no cover - compiled
+    """:func:`position_observations`' full rows, each with its history written round by
+    round as the engine writes it (``GoofspielState._resolve_round``): in round ``r`` the
+    ``r``-th lowest spent prize, own card and opponent's card, who won it, and the points
+    so far; then the prize on the table in the next round's block. ``where`` holds the
+    offsets of the pieces ``reveal``, ``seat``, ``prize``, ``hand``, ``prizes_to_come``,
+    ``points`` and ``history``, then those of a round's ``prize``, ``own_bid``, ``winner``
+    and ``others`` within its block, then the block's size. Returns the first row that is
+    not a position, or -1. One thread: batches are small enough to stay in the cache, and
+    a pool of threads woken for each costs more than it saves on two busy cores."""
+    full = (1 << n) - 1
+    for i in range(len(hand)):
+        u = upcard[i]
+        if not _is_position(hand[i], other[i], prizes[i], u, n):
+            return i
+        row = obs[i]
+        row[:] = 0.0
+        row[where[0]] = reveal
+        row[where[1] + seat] = 1.0
+        row[where[2] + u] = 1.0
+        for c in range(n):
+            mask[i, c] = hand[i] >> c & 1
+            row[where[3] + c] = hand[i] >> c & 1
+            row[where[4] + c] = prizes[i] >> c & 1
+        spent = full & ~(prizes[i] | 1 << u)
+        mine_spent, theirs_spent = full & ~hand[i], full & ~other[i]
+        block, won, lost = where[6], 0, 0
+        while spent:  # one round a pass, each side's lowest spent card on the lowest spent prize
+            prize, mine, theirs = _lowest(spent), _lowest(mine_spent), _lowest(theirs_spent)
+            spent &= spent - 1
+            mine_spent &= mine_spent - 1
+            theirs_spent &= theirs_spent - 1
+            row[block + where[7] + prize] = 1.0
+            row[block + where[8] + mine] = 1.0
+            if reveal:
+                row[block + where[10] + theirs] = 1.0
+            if mine > theirs:
+                won += prize + 1
+                row[block + where[9]] = 1.0
+            elif mine < theirs:
+                lost += prize + 1
+                row[block + where[9] + 1] = 1.0
+            else:
+                row[block + where[9] + 2] = 1.0
+            block += where[11]
+        row[block + where[7] + u] = 1.0  # the round being bid on
+        row[where[5]] = won / total
+        row[where[5] + 1] = lost / total
+    return -1
 
 
 def markov_observations(rules, observations: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -156,31 +294,6 @@ def markov_observations(rules, observations: dict[str, np.ndarray]) -> dict[str,
         seat=0,
         markov=True,
     )
-
-
-def _canonical_history(rules, views, hand, other, to_come, upcard) -> None:
-    """Fill the history and points of full observations (see :meth:`position_observations`):
-    in round ``r`` the ``r``-th lowest spent prize, own card and opponent's card."""
-    n = rules.num_cards
-    rows = np.arange(len(hand))
-    spent_prizes = 1 - to_come
-    spent_prizes[rows, upcard] = 0
-    played = n - hand.sum(axis=1)
-    if not (played == played[0]).all():
-        raise ValueError("positions of one batch must have equal hand sizes")
-    rounds = int(played[0])
-    order = np.argsort(1 - np.stack([spent_prizes, 1 - hand, 1 - other]), axis=2, kind="stable")[..., :rounds]
-    prize, mine, theirs = order  # (N, rounds) card indices, increasing
-    block = rules.information_layout.round.views(views["history"])
-    won = np.sign(mine - theirs)
-    for r in range(rounds):
-        block["prize"][rows, r, prize[:, r]] = 1.0
-        block["own_bid"][rows, r, mine[:, r]] = 1.0
-        block["others"][rows, r, 0, theirs[:, r]] = 1.0
-        block["winner"][rows, r, np.where(won[:, r] > 0, 0, np.where(won[:, r] < 0, 1, 2))] = 1.0
-    block["prize"][rows, rounds, upcard] = 1.0  # the round being bid on
-    points = (prize + 1)[:, None] * np.stack([won > 0, won < 0], axis=1)  # (N, 2, rounds)
-    views["points"][:] = points.sum(axis=2) / rules.total_prize
 
 
 @dataclass(frozen=True)

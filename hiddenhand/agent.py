@@ -34,11 +34,19 @@ class Agent(abc.ABC):
     (:mod:`hiddenhand.solvers.goofspiel.histories`, the whole-game measures of Spoof and Bid
     Spoof) merge states that differ only in what the agent ignores, so a false declaration
     gives a wrong answer; the defaults are safe. Instances may set them (a PPO agent trained
-    on a Markov observation does).
+    on a Markov observation does). ``reads`` declares which items of the observation it
+    reads at all (random play: the mask only), so that what it ignores is not built.
     """
 
     uses_score: ClassVar[bool] = True
     uses_history: ClassVar[bool] = True
+    reads: ClassVar[frozenset[str] | None] = None
+    """The items of an observation the policy reads (``"observation"``, ``"action_mask"``,
+    ``"information_state"``), or ``None`` for any. Whoever builds observations in bulk
+    builds only these (:func:`agent_reads`): the exact measure over Goofspiel's positions
+    skips the observation vectors, most of its work, for an agent that reads only the
+    mask. ``None`` is safe; a subclass that reads more than its base declares must widen
+    the declaration."""
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -55,9 +63,10 @@ class Agent(abc.ABC):
         """:meth:`policy` of many observations at once: every item of ``observations`` has
         one row per observation (``"observation"`` is ``(N, size)``, ``"action_mask"``
         ``(N, actions)``), and row ``i`` of the result is the policy of row ``i``. Exact
-        exploitability gathers millions of positions' policies this way; this default asks
-        :meth:`policy` row by row, and agents that can do better (a network's one forward
-        pass, a vectorised rule) override it."""
+        exploitability gathers millions of positions' policies this way, in one buffer it
+        rewrites for every batch (so an agent leaves the observations as they are and
+        keeps none of them); this default asks :meth:`policy` row by row, and agents that
+        can do better (a network's one forward pass, a vectorised rule) override it."""
         rows = len(observations["action_mask"])
         return np.stack([self.policy({key: value[i] for key, value in observations.items()}) for i in range(rows)])
 
@@ -72,6 +81,13 @@ class Agent(abc.ABC):
         return f"{type(self).__name__}()"
 
 
+def agent_reads(agent, item: str) -> bool:
+    """Whether ``agent``'s policy may read ``item`` of an observation (:attr:`Agent.reads`;
+    an object without the declaration may read anything)."""
+    reads = getattr(agent, "reads", None)
+    return reads is None or item in reads
+
+
 def legal_mask(observation: Observation) -> np.ndarray:
     """The action mask as booleans, refusing an observation in which nothing is legal."""
     mask = np.asarray(observation["action_mask"]).astype(bool)
@@ -81,10 +97,11 @@ def legal_mask(observation: Observation) -> np.ndarray:
 
 
 class RandomAgent(Agent):
-    """Uniform over the legal actions."""
+    """Uniform over the legal actions: it reads the action mask and nothing else."""
 
     uses_score = False
     uses_history = False
+    reads = frozenset({"action_mask"})
 
     def policy(self, observation: Observation) -> np.ndarray:
         mask = legal_mask(observation)

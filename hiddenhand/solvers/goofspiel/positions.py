@@ -11,7 +11,9 @@ game):
 1. gather the agent's policy at every position of the level, in batches
    (:meth:`~hiddenhand.agent.Agent.policy_batch`: one forward pass of a network per
    batch), as observations the rules build in bulk
-   (:func:`~hiddenhand.envs.goofspiel_observation.position_observations`);
+   (:func:`~hiddenhand.envs.goofspiel_observation.position_observations`, compiled),
+   only what the agent reads (:attr:`~hiddenhand.agent.Agent.reads`: random play reads
+   only the legal bids) and once for both seats (:func:`gather_seats`);
 2. a compiled kernel (numba, parallel over the agent's hands) computes every position's
    value from the level below: the best responder's (the bid maximising the mean over the
    agent's mixed bid of the round's points plus what follows), and the value of the agent
@@ -31,12 +33,15 @@ Card sets are bitmasks (bit ``c - 1`` for card ``c``); the sets of size k are nu
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
 from math import comb
 
 import numpy as np
 from numba import njit, prange
 from tqdm.auto import tqdm
 
+from hiddenhand.agent import agent_reads
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.envs.goofspiel_observation import position_observations
 from hiddenhand.exploitability import Exploitability, NotMeasurable
@@ -44,8 +49,12 @@ from hiddenhand.solvers.goofspiel.coverage import unsolved
 from hiddenhand.solvers.goofspiel.patterns import Sets
 from hiddenhand.validation import named
 
-ROWS = 1 << 18
-"""Positions per batch of policy queries (bounds the memory of the observations)."""
+ROWS = 1 << 13
+"""Positions per batch of policy queries. Small enough that a batch's observations (8 MB of
+full ones at 8 cards, 12 MB at 10) stay in the processor's cache from being written to
+being read by the agent, rather than making a round trip through memory, which cost more
+than writing them; large enough that a network's forward pass and the calls around it are
+few (23,000 batches per seat at 10 cards)."""
 
 MAX_CARDS = 10
 """The largest game measured over positions (the level's policies take 3.2 GB at 10 cards)."""
@@ -109,43 +118,109 @@ def _evaluate(policy, other, cards, child, below, out):  # pragma: no cover - co
                 out[a, b, p] = total / k
 
 
+@contextmanager
+def _torch_threads_kept():
+    """Keep torch's thread count, if the caller has imported torch, across compiled parallel
+    kernels. numba's OpenMP threading layer sets the OpenMP thread count, which torch
+    shares, to its own for every parallel kernel, so a network asked between two levels ran
+    on every core whatever its owner had set: each of its small operations then waited for
+    threads that a busy machine did not schedule, several times the network's one-thread
+    cost. Nothing is imported here: an agent without torch is left alone."""
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else None
+    try:
+        yield
+    finally:
+        if torch is not None:
+            torch.set_num_threads(threads)
+
+
 def gather(agent, rules: GoofspielRules, sets: Sets, k: int, seat: int, bar: tqdm | None = None) -> np.ndarray:
     """The agent's policy at every position of level ``k`` (see :func:`_respond` for the
     indexing), from its batched policy over the observations it would get in ``seat``."""
+    return gather_seats(agent, rules, sets, k, (seat,), bar)[0]
+
+
+def gather_seats(
+    agent, rules: GoofspielRules, sets: Sets, k: int, seats: tuple[int, ...], bar: tqdm | None = None
+) -> list[np.ndarray]:
+    """:func:`gather` in each of ``seats``, every batch of observations built once.
+
+    The positions of the level are taken :data:`ROWS` at a time, in the order of the
+    result's rows, and their observations written into one buffer that every batch
+    reuses (:func:`~hiddenhand.envs.goofspiel_observation.position_observations`,
+    compiled). Only what the agent reads is built (:func:`~hiddenhand.agent.agent_reads`):
+    for an agent that reads only the mask (random play) the observation vectors, most of
+    the work, are skipped. A full observation differs between the seats only in the seat
+    piece, so a batch is built once and that piece rewritten for the next seat; where the
+    agent cannot see the seat (a Markov observation, or it reads no observation) it is
+    asked once and its answer serves every seat (the same array, once per seat)."""
     cards, masks, n = sets.cards[k], sets.masks[k], sets.n
     count = len(masks)
-    out = np.empty((count, count, count, k, k), dtype=np.float64)
-    per_hand = count * count * k
-    step = max(1, ROWS // per_hand)
-    b, p, u = (x.ravel() for x in np.meshgrid(np.arange(count), np.arange(count), np.arange(k), indexing="ij"))
-    upcard = cards[p, u]
-    prizes = masks[p] ^ (1 << upcard)
-    for start in range(0, count, step):
-        hands = np.arange(start, min(count, start + step))
-        a = np.repeat(hands, per_hand)
-        tile = len(hands)
-        observations = position_observations(
-            rules, masks[a], np.tile(masks[b], tile), np.tile(prizes, tile), np.tile(upcard, tile), seat
-        )
-        probs = np.asarray(agent.policy_batch(observations), dtype=np.float64)
-        _check(agent, probs, observations["action_mask"], n)
-        by_rank = np.take_along_axis(probs, cards[a], axis=1)  # the agent's i-th card, i < k
-        out[start : start + tile] = by_rank.reshape(tile, count, count, k, k)
-        if bar is not None:
-            bar.update(len(a))
-    return out
+    total = count**3 * k
+    observe = agent_reads(agent, "observation")
+    asked = seats if observe and not rules.markov else seats[:1]
+    out = [np.empty((count, count, count, k, k), dtype=np.float64) for _ in asked]
+    flat = [policy.reshape(total, k) for policy in out]
+    size = min(ROWS, total)
+    buffer = {"action_mask": np.empty((size, n), dtype=np.int8)}
+    if observe:
+        layout = rules.markov_layout if rules.markov else rules.information_layout
+        buffer["observation"] = np.empty((size, layout.size), dtype=np.float32)
+    if len(asked) > 1:
+        seat_piece, one_hot = rules.information_layout.slice("seat"), np.eye(2, dtype=np.float32)
+    for start in range(0, total, ROWS):
+        stop = min(total, start + ROWS)
+        a, rest = np.divmod(np.arange(start, stop), count * count * k)
+        b, rest = np.divmod(rest, count * k)
+        p, u = np.divmod(rest, k)
+        upcard = cards[p, u]
+        batch = {key: value[: stop - start] for key, value in buffer.items()}
+        if observe:
+            position_observations(rules, masks[a], masks[b], masks[p] ^ (1 << upcard), upcard, asked[0], out=batch)
+        else:
+            batch["action_mask"][:] = masks[a, None] >> np.arange(n) & 1
+        for seat, policy in zip(asked, flat):
+            if seat != asked[0]:
+                batch["observation"][:, seat_piece] = one_hot[seat]
+            probs = np.ascontiguousarray(agent.policy_batch(batch), dtype=np.float64)
+            _store(agent, probs, batch["action_mask"], cards, start, count * count * k, policy)
+            if bar is not None:
+                bar.update(stop - start)
+    return out if len(asked) == len(seats) else out * len(seats)
 
 
-def _check(agent, probs: np.ndarray, mask: np.ndarray, n: int) -> None:
+def _store(agent, probs: np.ndarray, mask: np.ndarray, cards: np.ndarray, start: int, per_hand: int, policy):
+    """Check that each row of ``probs`` is a distribution over the legal bids of its mask, and
+    write rows ``start`` on of ``policy`` (the level's policies, one row per position) with
+    the probabilities of the agent's cards (:func:`_kept`)."""
     if probs.shape != mask.shape:
         raise ValueError(f"{agent!r}.policy_batch gave shape {probs.shape} for {mask.shape} observations")
-    illegal = (probs * (mask == 0)).sum(axis=1)
-    total = probs.sum(axis=1)
-    if (illegal > 1e-9).any() or (np.abs(total - 1.0) > 1e-5).any():
-        row = int(np.argmax((illegal > 1e-9) | (np.abs(total - 1.0) > 1e-5)))
+    row = _kept(probs, mask, cards, start, per_hand, policy)
+    if row >= 0:
         raise ValueError(
             f"{agent!r} is not a distribution over the legal bids: {probs[row].round(6)} with mask {mask[row]}"
         )
+
+
+@njit(cache=True)
+def _kept(probs, mask, cards, start, per_hand, policy):  # pragma: no cover - compiled
+    """:func:`_store`'s loop: ``policy[start + r, i]`` is row ``r``'s probability of the
+    ``i``-th card of the agent's hand (set ``(start + r) // per_hand``). Returns the first
+    row that puts more than 1e-9 on illegal bids or does not sum to 1 within 1e-5 (NaN
+    included), or -1."""
+    for r in range(probs.shape[0]):
+        illegal = total = 0.0
+        for c in range(probs.shape[1]):
+            total += probs[r, c]
+            if mask[r, c] == 0:
+                illegal += probs[r, c]
+        if not (illegal <= 1e-9 and abs(total - 1.0) <= 1e-5):
+            return r
+        hand = cards[(start + r) // per_hand]
+        for i in range(len(hand)):
+            policy[start + r, i] = probs[r, hand[i]]
+    return -1
 
 
 def _levels(n: int, progress: bool, seats: int, label: str):
@@ -186,14 +261,15 @@ def exploitability(agent, rules: GoofspielRules | int, progress: bool = True) ->
     """Exact exploitability of a Markov ``agent`` playing both seats of ``rules`` (or that
     many cards): per seat, what a best responder there gains over the agent's own play.
 
-    A Markov observation has no seat, so one policy serves both seats and the game's
-    symmetry makes the agent's on-policy value 0; a full observation shows the seat, so
-    each seat is gathered and measured on its own. The on-policy values are computed, not
-    assumed, either way (by :func:`_evaluate`)."""
+    A Markov observation has no seat, and an agent that reads no observation (random play)
+    cannot see it, so one policy serves both seats there and the game's symmetry makes the
+    agent's on-policy value 0; otherwise a full observation shows the seat, so each seat is
+    gathered (:func:`gather_seats`) and measured on its own. The on-policy values are
+    computed, not assumed, either way (by :func:`_evaluate`)."""
     rules = _rules(rules)
     _require_markov(agent)
     n = rules.num_cards
-    seats = 1 if rules.markov else 2
+    seats = 1 if rules.markov or not agent_reads(agent, "observation") else 2
     sets, bar = _levels(n, progress, seats, f"exploitability over positions, {n} cards")
     respond = [np.zeros((1, 1, 1)) for _ in range(seats)]
     evaluate = np.zeros((1, 1, 1))  # seat 0's agent against seat 1's
@@ -202,13 +278,14 @@ def exploitability(agent, rules: GoofspielRules | int, progress: bool = True) ->
             if k == 1:  # the last round plays itself
                 policies = [np.ones((n, n, n, 1, 1), dtype=np.float64)] * seats
             else:
-                policies = [gather(agent, rules, sets, k, seat, bar) for seat in range(seats)]
+                policies = gather_seats(agent, rules, sets, k, tuple(range(seats)), bar)
             count = comb(n, k)
             below, respond = respond, [np.empty((count, count, count)) for _ in range(seats)]
-            for seat in range(seats):
-                _respond(policies[seat], sets.cards[k], sets.child[k], below[seat], respond[seat])
             previous, evaluate = evaluate, np.empty((count, count, count))
-            _evaluate(policies[0], policies[-1], sets.cards[k], sets.child[k], previous, evaluate)
+            with _torch_threads_kept():
+                for seat in range(seats):
+                    _respond(policies[seat], sets.cards[k], sets.child[k], below[seat], respond[seat])
+                _evaluate(policies[0], policies[-1], sets.cards[k], sets.child[k], previous, evaluate)
             del policies
     on_policy = float(evaluate[0, 0, 0])  # seat 0's value; seat 1's is its negation
     # The responder in seat 1 faces the agent in seat 0 (respond[0]), and in seat 0 the agent in seat 1.
@@ -238,8 +315,9 @@ def value(agent, opponent, rules: GoofspielRules | int, progress: bool = True) -
                 else:
                     mine = gather(agent, rules, sets, k, seat, bar)
                     theirs = gather(opponent, rules, sets, k, 1 - seat, bar)
-                _evaluate(mine, theirs, sets.cards[k], sets.child[k], below[seat], values[seat])
+                with _torch_threads_kept():
+                    _evaluate(mine, theirs, sets.cards[k], sets.child[k], below[seat], values[seat])
     return float(np.mean([v[0, 0, 0] for v in values]))
 
 
-__all__ = ["MAX_CARDS", "exploitability", "gather", "is_markov", "value"]
+__all__ = ["MAX_CARDS", "exploitability", "gather", "gather_seats", "is_markov", "value"]
