@@ -172,29 +172,36 @@ def _evaluate(hands: Hands, question: Question, seen: int) -> np.ndarray:
     return answers
 
 
-_EACH_ITS_OWN = np.zeros(0, dtype=np.int32)
+_EACH_ITS_OWN = np.zeros(0, dtype=np.uint16)
 
 
 def _classes(hands: Hands, question: Question, k: int) -> np.ndarray:
     """For every multiset of ``k`` hands (rank order), a class such that the question's
     answer on that multiset and one hand more depends only on the class and that hand:
-    the summed counts for ``"totals"``, the sum, largest or smallest of the hands' own
-    answers for ``"hand_*"``. Empty for other forms: each multiset is its own class. The
-    answer filter computes one memo per class met instead of one per multiset (6,188
-    sums of four hands, at most a few dozen hand answers, against 455,126 multisets)."""
+    the summed counts for ``"totals"`` (one array for all such questions), the sum, largest
+    or smallest of the hands' own answers for ``"hand_*"``. Empty for other forms: each
+    multiset is its own class. The answer filter computes one memo per class met instead
+    of one per multiset (6,188 sums of four hands, a few dozen hand answers at most,
+    against 455,126 multisets)."""
     if question.form not in ("totals", "hand_sum", "hand_max", "hand_min"):
         return _EACH_ITS_OWN
-    key = (hands.cards_per_player, hands.num_values, question.id, "classes", k)
+    key = (
+        hands.cards_per_player,
+        hands.num_values,
+        "totals" if question.form == "totals" else question.id,
+        "classes",
+        k,
+    )
     if key not in _answer_cache:
         if question.form == "totals":
-            found = _totals(hands, k)[1].astype(np.int32)
+            sums, found = _totals(hands, k)
         else:
             alone = np.asarray(question.answer(hands.counts[:, None, :])).astype(np.int64)
             sets = _multiset_list(len(hands), k)
             combined = np.empty(len(sets), dtype=np.int64)
             _combine_hands(sets, alone, ("hand_sum", "hand_max", "hand_min").index(question.form), combined)
-            found = np.unique(combined, return_inverse=True)[1].astype(np.int32).reshape(-1)
-        _answer_cache[key] = found
+            found = np.unique(combined, return_inverse=True)[1].reshape(-1)
+        _answer_cache[key] = found.astype(np.uint16 if found.max() < 1 << 16 else np.int64)
     _answer_cache.move_to_end(key)
     return _answer_cache[key]
 
@@ -317,8 +324,9 @@ class Knowledge:
         clone at every step; every observation an agent gets holds a clone), and an update
         of a table no live copy holds writes into it, without allocating (and faulting in)
         a fresh one. Who holds a table is kept in weak sets, so a copy that was dropped (an
-        observation, once the agent has acted) no longer counts. The naive table catches up
-        first, so that the copies do not each repeat its updates."""
+        observation, once the agent has acted) no longer counts. Shown hands are applied and
+        the naive table catches up first, so that the copies do not each repeat the work."""
+        self._reveal_shown()
         self._catch_up()
         other = object.__new__(Knowledge)
         other.__dict__.update(self.__dict__)
@@ -354,6 +362,7 @@ class Knowledge:
     @property
     def naive(self) -> np.ndarray:
         """The table of answers and revealed hands alone, dense as :attr:`public`."""
+        self._reveal_shown()
         self._catch_up()
         return self._dense(self._naive)
 
@@ -380,8 +389,9 @@ class Knowledge:
     def announce_reactions(self, reactions: Mapping[int, bool]) -> bool:
         """Eq. 3 and 4: ``reactions[p]`` is whether player p called. Keeps the deals in which
         each of them would have reacted so (every player's knowledge taken before any of
-        this round's reactions). Returns whether the public knowledge changed."""
-        self._reveal_shown()
+        this round's reactions). Returns whether the public knowledge changed. Hands shown
+        since the last answer stay pending (:meth:`reveal_solution`): the filter walks the
+        rows consistent with them."""
         n, h = self.num_players, len(self.hands)
         called = np.full(n, -1, dtype=np.int64)
         naive = np.zeros(n, dtype=np.bool_)
@@ -391,9 +401,23 @@ class Knowledge:
         if naive.any():
             self._catch_up()
         masks = _reaction_masks(n - 1, len(self._public) // h, len(self._full))
+        shown = np.array([self._shown.get(p, -1) for p in range(n - 1)], dtype=np.int64)
         out = self._target(self._public)
         changed, live = _react(
-            self._public, out, self._public_live, self._naive, self._naive_live, called, naive, h, n - 1, *masks
+            self._public,
+            out,
+            out is self._public,
+            self._public_live,
+            self._naive,
+            self._naive_live,
+            called,
+            naive,
+            shown,
+            self._shown.get(n - 1, -1),
+            self._full,
+            h,
+            n - 1,
+            *masks,
         )
         if changed:  # (else keep the table, and the naive one's sharing it)
             self._public, self._public_live = out, live
@@ -401,9 +425,12 @@ class Knowledge:
         return changed
 
     def reveal_solution(self, player: int, hand: Hand) -> None:
-        """Eq. 5: ``player`` showed ``hand`` and is dealt a new one. Applied when the
-        tables are next read, with every hand shown since (callers show theirs together):
-        one pass over each table for them all."""
+        """Eq. 5: ``player`` showed ``hand`` and is dealt a new one. Applied to the tables
+        before the next answer (or a copy, or a dense read), with every hand shown since, in
+        one pass over each table for them all. Until then the tables hold the deals as they
+        were before, and reactions and queries read them through the shown hands: the
+        reveal frees the shown players' axes, which makes the table ``h`` times bigger per
+        player, and the reaction phases after a call would walk all of it."""
         i = self.hands.of(hand)
         # A second showing by the same player before then changes nothing: their axis is
         # already free, and conditioning a free axis on one value and freeing it again is
@@ -424,8 +451,8 @@ class Knowledge:
         self._keep_holders()
 
     def _catch_up(self) -> None:
-        """Apply to the naive table, in order, the answers and shown hands it has not seen."""
-        self._reveal_shown()
+        """Apply to the naive table, in order, the answers and shown hands it has not seen
+        (but those still pending for both tables)."""
         steps, self._naive_behind = self._naive_behind, []
         for step in steps:
             self._naive, self._naive_live = self._apply(self._naive, self._naive_live, False, step)
@@ -475,14 +502,15 @@ class Knowledge:
 
     def _valids(self, behavioural: bool, player: int, deal: Sequence[Hand]) -> list[tuple[int, ...]]:
         """``player``'s hands left in the behavioural table (else the naive one), the others' as in ``deal``."""
-        index = self._index(deal)
-        if behavioural:
-            self._reveal_shown()
-        else:
+        index = [self._shown.get(p, i) for p, i in enumerate(self._index(deal))]  # (read through shown hands)
+        if not behavioural:
             self._catch_up()
         table = self._public if behavioural else self._naive
         last = index.pop()
-        if player == self.num_players - 1:
+        if player in self._shown:  # a free axis: every hand or none
+            held = (self._shaped(table)[tuple(index)][last // 64] >> np.uint64(last % 64)) & 1
+            found = range(len(self.hands)) if held else []
+        elif player == self.num_players - 1:
             row = self._shaped(table)[tuple(index)]
             found = np.flatnonzero(_unpack(row)[: len(self.hands)])
         else:
@@ -801,7 +829,52 @@ def _single(t, start, words):
 
 
 @njit(cache=True)
-def _react(public, out, public_live, naive, naive_live, called, use_naive, h, m, once, twice):
+def _consistent(digits, shown, m):
+    """Whether a block's first m - 1 digits agree with the hands shown (``shown[j] < 0``: none)."""
+    for j in range(m - 1):
+        if shown[j] >= 0 and digits[j] != shown[j]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _effective(table, r0, a_lo, a_hi, words, last_shown, full, out):
+    """The rows ``a_lo`` to ``a_hi`` of the block at word ``r0`` as the shown hands leave
+    them, into ``out`` (by word within the block): the rows themselves, or where the last
+    player showed a hand, a full row where it held that hand and none elsewhere."""
+    for a in range(a_lo, a_hi):
+        if last_shown < 0:
+            for w in range(words):
+                out[a * words + w] = table[r0 + a * words + w]
+        else:
+            held = (table[r0 + a * words + last_shown // 64] >> np.uint64(last_shown % 64)) & np.uint64(1)
+            for w in range(words):
+                out[a * words + w] = full[w] * held
+
+
+@njit(cache=True)
+def _react(
+    public, out, in_place, public_live, naive, naive_live, called, use_naive, shown, last_shown, full, h, m, once, twice
+):
+    """The deals in which every reacting player (``called[p] >= 0``) knows their hand
+    exactly when they called, each by their own table (naive if ``use_naive[p]``). Writes
+    into ``out`` (``public`` itself if ``in_place``, else zeros); returns whether any deal
+    went, and the blocks of ``out`` that hold one.
+
+    The tables may hold the deals as they were before some players showed their hands
+    (``shown[p]`` for the first m players, -1 where none; ``last_shown``: the last
+    player's): their axes are then free, and only the rows consistent with the shown hands
+    count. A player who showed cannot know their new hand (every hand is possible alike), so
+    only the others' reactions filter those rows, and the result is again free along the
+    shown axes: rows elsewhere are left as they are (they count for nothing), and the
+    phases after a call walk one row in ``h`` instead of the table the reveal would make.
+
+    First, for each of the first m players and each combination of the others' hands (the
+    row without digit p, then the words of the last player), the bits seen once and the
+    bits seen twice in their table (``once``, ``twice``: all zeros on entry, and again on
+    return); from them, who knows (``once & ~twice``, into ``once``), and whether anyone
+    does; then, unless nobody called and nobody could know, the filter, the last player
+    knowing where their row holds one bit."""
     rows, words = public.shape
     blocks = rows // h
     span = h * words  # the words of a block
@@ -812,26 +885,35 @@ def _react(public, out, public_live, naive, naive_live, called, use_naive, h, m,
     bases = np.zeros(m, dtype=np.int64)
     t = public.reshape(rows * words)
     last = (naive if called[m] >= 0 and use_naive[m] else public).reshape(rows * words)
-    maybe = False  # whether the filter may remove a deal
+    a_lo, a_hi = (shown[m - 1], shown[m - 1] + 1) if shown[m - 1] >= 0 else (0, h)  # the rows of a block that count
+    lo, hi_ = a_lo * words, a_hi * words
+    doomed = last_shown >= 0 and called[m] == 1  # a player who showed called: no deal is left
+    for p in range(m):
+        doomed |= shown[p] >= 0 and called[p] == 1
+    maybe = doomed  # whether the filter may remove a deal
     for p in range(m + 1):
         maybe |= called[p] == 1
+    eff = np.zeros(span, dtype=np.uint64)
     scanned = False
-    for source in range(2):  # the bits each player sees once and twice, in their own table
+    for source in range(0 if doomed else 2):  # the bits each player sees once and twice, in their own table
         table = (naive if source else public).reshape(rows * words)
         live = naive_live if source else public_live
-        readers = np.array([p for p in range(m) if called[p] >= 0 and use_naive[p] == (source == 1)], dtype=np.int64)
-        singles = source == 0 and called[m] >= 0 and not maybe
+        readers = _readers(called, use_naive, shown, source, m)
+        singles = source == 0 and called[m] >= 0 and last_shown < 0 and not maybe
         scanned |= singles
         if len(readers) == 0 and not singles:
             continue
         for hi in live:
             _digits(hi, h, m, digits)
+            if not _consistent(digits, shown, m):
+                continue
             _bases(digits, m, h, bases)
             r0 = hi * span
             if singles:
-                for a in range(h):
+                for a in range(a_lo, a_hi):
                     maybe |= _single(last, r0 + a * words, words)
                 singles = not maybe
+            _effective(table, r0, a_lo, a_hi, words, last_shown, full, eff)
             for p in readers:
                 at = p * size
                 if p == m - 1:
@@ -839,63 +921,55 @@ def _react(public, out, public_live, naive, naive_live, called, use_naive, h, m,
                         o = of[at + hi * words + w]
                         tw = tf[at + hi * words + w]
                         for a in range(h):
-                            x = table[r0 + a * words + w]
+                            x = eff[a * words + w]
                             tw |= o & x
                             o |= x
                         of[at + hi * words + w] = o
                         tf[at + hi * words + w] = tw
                 else:
                     b = at + bases[p] * words
-                    for j in range(span):
-                        x = table[r0 + j]
+                    for j in range(lo, hi_):
+                        x = eff[j]
                         tf[b + j] |= of[b + j] & x
                         of[b + j] |= x
-    if called[m] >= 0 and not scanned:
+    if called[m] >= 0 and last_shown < 0 and not scanned:
         maybe = True  # (the last player's rows were not looked at)
-    for source in range(2):  # who knows: once & ~twice, into once; twice cleared
-        live = naive_live if source else public_live
-        readers = np.array([p for p in range(m) if called[p] >= 0 and use_naive[p] == (source == 1)], dtype=np.int64)
-        if len(readers) == 0:
-            continue
-        seen = np.full(m, -1, dtype=np.int64)
-        for hi in live:
-            _digits(hi, h, m, digits)
-            _bases(digits, m, h, bases)
-            for p in readers:
-                start = p * size + (hi if p == m - 1 else bases[p]) * words
-                if start == seen[p]:
-                    continue
-                seen[p] = start
-                known = np.uint64(0)
-                for j in range(start, start + (words if p == m - 1 else span)):
-                    x = of[j] & ~tf[j]
-                    of[j] = x
-                    tf[j] = 0
-                    known |= x
-                maybe |= known != 0
+    if not doomed:
+        maybe |= _masks_pass(
+            public_live, naive_live, called, use_naive, shown, h, m, lo, hi_, words, size, of, tf, True
+        )
     changed = False
+    live_out = public_live
     if maybe:
         flips = np.zeros(m, dtype=np.uint64)
         for p in range(m):
             if called[p] == 0:
                 flips[p] = ~np.uint64(0)
-        reacting = np.array([p for p in range(m) if called[p] >= 0], dtype=np.int64)
+        reacting = np.array([p for p in range(m) if called[p] >= 0 and shown[p] < 0], dtype=np.int64)
         res = out.reshape(rows * words)
-        buf = np.empty(span, dtype=np.uint64)
+        buf = np.zeros(span, dtype=np.uint64)
         kept = np.empty(len(public_live), dtype=np.int64)
         n_kept = 0
         for hi in public_live:
             _digits(hi, h, m, digits)
+            if not _consistent(digits, shown, m):
+                if in_place:  # (rows the shown hands leave out: as they were)
+                    kept[n_kept] = hi
+                    n_kept += 1
+                continue
             _bases(digits, m, h, bases)
             r0 = hi * span
-            for j in range(span):
-                buf[j] = t[r0 + j]
-            if called[m] >= 0:
-                for a in range(h):
+            _effective(t, r0, a_lo, a_hi, words, last_shown, full, eff)
+            for j in range(lo, hi_):
+                buf[j] = np.uint64(0) if doomed else eff[j]  # (a bare 0 would make it a float)
+            if called[m] >= 0 and last_shown < 0 and not doomed:
+                for a in range(a_lo, a_hi):
                     if _single(last, r0 + a * words, words) != (called[m] == 1):
                         for w in range(words):
                             buf[a * words + w] = 0
             for p in reacting:
+                if doomed:
+                    break
                 at = p * size
                 f = flips[p]
                 if p == m - 1:
@@ -905,39 +979,83 @@ def _react(public, out, public_live, naive, naive_live, called, use_naive, h, m,
                             buf[a * words + w] &= k
                 else:
                     b = at + bases[p] * words
-                    for j in range(span):
+                    for j in range(lo, hi_):
                         buf[j] &= of[b + j] ^ f
             diff = np.uint64(0)
             left = np.uint64(0)
-            for j in range(span):
-                x = buf[j]
-                diff |= x ^ t[r0 + j]
-                left |= x
-                res[r0 + j] = x
+            for j in range(lo, hi_):
+                diff |= buf[j] ^ eff[j]
+            if last_shown < 0:
+                for j in range(lo, hi_):
+                    res[r0 + j] = buf[j]
+                    left |= buf[j]
+            else:  # the last player's row is full or empty: keep or drop the shown hand's bit
+                for a in range(a_lo, a_hi):
+                    gone = buf[a * words] == 0
+                    for w in range(words):
+                        x = t[r0 + a * words + w]
+                        if gone and w == last_shown // 64:
+                            x &= ~(np.uint64(1) << np.uint64(last_shown % 64))
+                        res[r0 + a * words + w] = x
+                        left |= x
+            if in_place:
+                for j in range(0, lo):
+                    left |= t[r0 + j]
+                for j in range(hi_, span):
+                    left |= t[r0 + j]
             changed |= diff != 0
             if left != 0:
                 kept[n_kept] = hi
                 n_kept += 1
         live_out = kept[:n_kept].copy()
-    else:
-        live_out = public_live
-    for source in range(2):  # clear the masks
+    if not doomed:
+        _masks_pass(public_live, naive_live, called, use_naive, shown, h, m, lo, hi_, words, size, of, tf, False)
+    return changed, live_out
+
+
+@njit(cache=True)
+def _readers(called, use_naive, shown, source, m):
+    """The first m players whose knowledge comes from the table ``source`` (1: the naive
+    one): those who react, read it, and have not shown a hand."""
+    return np.array(
+        [p for p in range(m) if called[p] >= 0 and shown[p] < 0 and use_naive[p] == (source == 1)], dtype=np.int64
+    )
+
+
+@njit(cache=True)
+def _masks_pass(public_live, naive_live, called, use_naive, shown, h, m, lo, hi_, words, size, of, tf, finish):
+    """Over the mask words the first pass of :func:`_react` wrote: with ``finish``, who
+    knows (``once & ~twice``, into ``once``; ``twice`` cleared) and whether anyone does;
+    else ``once`` cleared."""
+    digits = np.zeros(max(m, 1), dtype=np.int64)
+    bases = np.zeros(m, dtype=np.int64)
+    known = np.uint64(0)
+    for source in range(2):
         live = naive_live if source else public_live
-        readers = np.array([p for p in range(m) if called[p] >= 0 and use_naive[p] == (source == 1)], dtype=np.int64)
+        readers = _readers(called, use_naive, shown, source, m)
         if len(readers) == 0:
             continue
-        seen = np.full(m, -1, dtype=np.int64)
+        seen = np.full(m, -1, dtype=np.int64)  # (consecutive blocks often share a player's masks)
         for hi in live:
             _digits(hi, h, m, digits)
+            if not _consistent(digits, shown, m):
+                continue
             _bases(digits, m, h, bases)
             for p in readers:
                 start = p * size + (hi if p == m - 1 else bases[p]) * words
                 if start == seen[p]:
                     continue
                 seen[p] = start
-                for j in range(start, start + (words if p == m - 1 else span)):
-                    of[j] = 0
-    return changed, live_out
+                first, stop = (start, start + words) if p == m - 1 else (start + lo, start + hi_)
+                for j in range(first, stop):
+                    if finish:
+                        x = of[j] & ~tf[j]
+                        of[j] = x
+                        tf[j] = 0
+                        known |= x
+                    else:
+                        of[j] = 0
+    return known != 0
 
 
 @njit(cache=True)
