@@ -913,7 +913,10 @@ def _react(
                 for a in range(a_lo, a_hi):
                     maybe |= _single(last, r0 + a * words, words)
                 singles = not maybe
-            _effective(table, r0, a_lo, a_hi, words, last_shown, full, eff)
+            src, base = table, r0  # the block's rows as the shown hands leave them: src[base + j]
+            if last_shown >= 0:
+                _effective(table, r0, a_lo, a_hi, words, last_shown, full, eff)
+                src, base = eff, 0
             for p in readers:
                 at = p * size
                 if p == m - 1:
@@ -921,7 +924,7 @@ def _react(
                         o = of[at + hi * words + w]
                         tw = tf[at + hi * words + w]
                         for a in range(h):
-                            x = eff[a * words + w]
+                            x = src[base + a * words + w]
                             tw |= o & x
                             o |= x
                         of[at + hi * words + w] = o
@@ -929,7 +932,7 @@ def _react(
                 else:
                     b = at + bases[p] * words
                     for j in range(lo, hi_):
-                        x = eff[j]
+                        x = src[base + j]
                         tf[b + j] |= of[b + j] & x
                         of[b + j] |= x
     if called[m] >= 0 and last_shown < 0 and not scanned:
@@ -959,9 +962,14 @@ def _react(
                 continue
             _bases(digits, m, h, bases)
             r0 = hi * span
-            _effective(t, r0, a_lo, a_hi, words, last_shown, full, eff)
+            src, base = t, r0
+            if last_shown >= 0:
+                _effective(t, r0, a_lo, a_hi, words, last_shown, full, eff)
+                src, base = eff, 0
             for j in range(lo, hi_):
-                buf[j] = np.uint64(0) if doomed else eff[j]  # (a bare 0 would make it a float)
+                buf[j] = src[base + j]
+            if doomed:
+                buf[:] = 0
             if called[m] >= 0 and last_shown < 0 and not doomed:
                 for a in range(a_lo, a_hi):
                     if _single(last, r0 + a * words, words) != (called[m] == 1):
@@ -983,13 +991,15 @@ def _react(
                         buf[j] &= of[b + j] ^ f
             diff = np.uint64(0)
             left = np.uint64(0)
-            for j in range(lo, hi_):
-                diff |= buf[j] ^ eff[j]
             if last_shown < 0:
                 for j in range(lo, hi_):
-                    res[r0 + j] = buf[j]
-                    left |= buf[j]
+                    x = buf[j]
+                    diff |= x ^ t[r0 + j]
+                    left |= x
+                    res[r0 + j] = x
             else:  # the last player's row is full or empty: keep or drop the shown hand's bit
+                for j in range(lo, hi_):
+                    diff |= buf[j] ^ eff[j]
                 for a in range(a_lo, a_hi):
                     gone = buf[a * words] == 0
                     for w in range(words):
@@ -1047,13 +1057,14 @@ def _masks_pass(public_live, naive_live, called, use_naive, shown, h, m, lo, hi_
                     continue
                 seen[p] = start
                 first, stop = (start, start + words) if p == m - 1 else (start + lo, start + hi_)
-                for j in range(first, stop):
-                    if finish:
+                if finish:
+                    for j in range(first, stop):
                         x = of[j] & ~tf[j]
                         of[j] = x
                         tf[j] = 0
                         known |= x
-                    else:
+                else:
+                    for j in range(first, stop):
                         of[j] = 0
     return known != 0
 
