@@ -135,14 +135,23 @@ def _torch_threads_kept():
             torch.set_num_threads(threads)
 
 
-def gather(agent, rules: GoofspielRules, sets: Sets, k: int, seat: int, bar: tqdm | None = None) -> np.ndarray:
+def gather(
+    agent, rules: GoofspielRules, sets: Sets, k: int, seat: int, bar: tqdm | None = None, into=None
+) -> np.ndarray:
     """The agent's policy at every position of level ``k`` (see :func:`_respond` for the
-    indexing), from its batched policy over the observations it would get in ``seat``."""
-    return gather_seats(agent, rules, sets, k, (seat,), bar)[0]
+    indexing), from its batched policy over the observations it would get in ``seat``
+    (written into ``into``'s memory, if given: see :func:`gather_seats`)."""
+    return gather_seats(agent, rules, sets, k, (seat,), bar, None if into is None else [into])[0]
 
 
 def gather_seats(
-    agent, rules: GoofspielRules, sets: Sets, k: int, seats: tuple[int, ...], bar: tqdm | None = None
+    agent,
+    rules: GoofspielRules,
+    sets: Sets,
+    k: int,
+    seats: tuple[int, ...],
+    bar: tqdm | None = None,
+    into: list[np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """:func:`gather` in each of ``seats``, every batch of observations built once.
 
@@ -154,13 +163,23 @@ def gather_seats(
     the work, are skipped. A full observation differs between the seats only in the seat
     piece, so a batch is built once and that piece rewritten for the next seat; where the
     agent cannot see the seat (a Markov observation, or it reads no observation) it is
-    asked once and its answer serves every seat (the same array, once per seat)."""
+    asked once and its answer serves every seat (the same array, once per seat).
+
+    ``into``, if given, holds a flat float64 array per seat, at least ``C(n, k)^3 k^2``
+    long, whose memory the policies take: a caller that keeps one per seat for every level
+    has the system hand it fresh pages once rather than once a level (at 10 cards the
+    levels' policies are 7.9 GB a seat, the largest 3.2 GB), which cost several seconds of
+    the system's time a measure."""
     cards, masks, n = sets.cards[k], sets.masks[k], sets.n
     count = len(masks)
     total = count**3 * k
     observe = agent_reads(agent, "observation")
     asked = seats if observe and not rules.markov else seats[:1]
-    out = [np.empty((count, count, count, k, k), dtype=np.float64) for _ in asked]
+    shape = (count, count, count, k, k)
+    if into is None:
+        out = [np.empty(shape, dtype=np.float64) for _ in asked]
+    else:
+        out = [memory[: total * k].reshape(shape) for memory in into[: len(asked)]]
     flat = [policy.reshape(total, k) for policy in out]
     size = min(ROWS, total)
     buffer = {"action_mask": np.empty((size, n), dtype=np.int8)}
@@ -209,17 +228,20 @@ def _kept(probs, mask, cards, start, per_hand, policy):  # pragma: no cover - co
     ``i``-th card of the agent's hand (set ``(start + r) // per_hand``). Returns the first
     row that puts more than 1e-9 on illegal bids or does not sum to 1 within 1e-5 (NaN
     included), or -1."""
+    k = cards.shape[1]
+    hand, left = start // per_hand, per_hand - start % per_hand  # the agent's set, and its rows to come
     for r in range(probs.shape[0]):
+        if left == 0:
+            hand, left = hand + 1, per_hand
+        left -= 1
         illegal = total = 0.0
         for c in range(probs.shape[1]):
             total += probs[r, c]
-            if mask[r, c] == 0:
-                illegal += probs[r, c]
+            illegal += probs[r, c] * (mask[r, c] == 0)
         if not (illegal <= 1e-9 and abs(total - 1.0) <= 1e-5):
             return r
-        hand = cards[(start + r) // per_hand]
-        for i in range(len(hand)):
-            policy[start + r, i] = probs[r, hand[i]]
+        for i in range(k):
+            policy[start + r, i] = probs[r, cards[hand, i]]
     return -1
 
 
@@ -228,6 +250,13 @@ def _levels(n: int, progress: bool, seats: int, label: str):
     sets = Sets(n)
     total = seats * sum(comb(n, k) ** 3 * k for k in range(2, n + 1))
     return sets, tqdm(total=total, unit="pos", unit_scale=True, disable=not progress, desc=label, leave=False)
+
+
+def _memory(n: int, count: int) -> list[np.ndarray]:
+    """``count`` flat arrays, each large enough for one seat's policies at any level of an
+    ``n``-card game (the ``into`` of :func:`gather_seats`)."""
+    size = max((comb(n, k) ** 3 * k * k for k in range(2, n + 1)), default=0)
+    return [np.empty(size) for _ in range(count)]
 
 
 def _rules(rules: GoofspielRules | int) -> GoofspielRules:
@@ -271,6 +300,7 @@ def exploitability(agent, rules: GoofspielRules | int, progress: bool = True) ->
     n = rules.num_cards
     seats = 1 if rules.markov or not agent_reads(agent, "observation") else 2
     sets, bar = _levels(n, progress, seats, f"exploitability over positions, {n} cards")
+    memory = _memory(n, seats)
     respond = [np.zeros((1, 1, 1)) for _ in range(seats)]
     evaluate = np.zeros((1, 1, 1))  # seat 0's agent against seat 1's
     with bar:
@@ -278,7 +308,7 @@ def exploitability(agent, rules: GoofspielRules | int, progress: bool = True) ->
             if k == 1:  # the last round plays itself
                 policies = [np.ones((n, n, n, 1, 1), dtype=np.float64)] * seats
             else:
-                policies = gather_seats(agent, rules, sets, k, tuple(range(seats)), bar)
+                policies = gather_seats(agent, rules, sets, k, tuple(range(seats)), bar, memory)
             count = comb(n, k)
             below, respond = respond, [np.empty((count, count, count)) for _ in range(seats)]
             previous, evaluate = evaluate, np.empty((count, count, count))
@@ -304,6 +334,7 @@ def value(agent, opponent, rules: GoofspielRules | int, progress: bool = True) -
     n = rules.num_cards
     seats = 1 if rules.markov else 2
     sets, bar = _levels(n, progress, 2 * seats, f"value over positions, {n} cards")
+    memory = _memory(n, 2)
     values = [np.zeros((1, 1, 1)) for _ in range(seats)]
     with bar:
         for k in range(1, n + 1):
@@ -313,8 +344,8 @@ def value(agent, opponent, rules: GoofspielRules | int, progress: bool = True) -
                 if k == 1:
                     mine = theirs = np.ones((n, n, n, 1, 1), dtype=np.float64)
                 else:
-                    mine = gather(agent, rules, sets, k, seat, bar)
-                    theirs = gather(opponent, rules, sets, k, 1 - seat, bar)
+                    mine = gather(agent, rules, sets, k, seat, bar, memory[0])
+                    theirs = gather(opponent, rules, sets, k, 1 - seat, bar, memory[1])
                 with _torch_threads_kept():
                     _evaluate(mine, theirs, sets.cards[k], sets.child[k], below[seat], values[seat])
     return float(np.mean([v[0, 0, 0] for v in values]))
