@@ -9,7 +9,7 @@ MMD's KL term, ``--epochs`` passes of ``--minibatches`` minibatches) to what the
 - before: :class:`AecRollout`, 64 PettingZoo AEC envs in lockstep (one forward pass per
   lockstep step, each env stepped in Python), about 2,048 decisions per update, with the
   per-game GAE of that loop;
-- now: ``policy_gradient._Collector``, ``--games`` games in the batched env
+- now: ``selfplay_collection.Collector``, ``--games`` games in the batched env
   (:mod:`hiddenhand.vector`: one compiled step and one forward pass per step for all of
   them), ``--batch`` decisions per update, GAE over the arrays.
 
@@ -42,7 +42,7 @@ from hiddenhand.gymnasium_env import SingleAgentEnv  # noqa: E402
 from hiddenhand.pettingzoo_env import env_factories  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training import policy_gradient  # noqa: E402
-from hiddenhand.training.policy_gradient import _Batch as Batch  # noqa: E402
+from hiddenhand.training.selfplay_collection import Batch, Collector  # noqa: E402
 
 GAME = "goofspiel"
 
@@ -54,6 +54,8 @@ class Clock:
         self.seconds = {"env": 0.0, "network": 0.0, "update": 0.0}
 
     def timed(self, category: str, function):
+        """``function`` timed as ``category``; keeps its ``device`` (a policy's), which the collector reads."""
+
         def call(*args, **kwargs):
             start = time.perf_counter()
             try:
@@ -61,6 +63,7 @@ class Clock:
             finally:
                 self.seconds[category] += time.perf_counter() - start
 
+        call.device = getattr(function, "device", None)
         return call
 
 
@@ -184,7 +187,7 @@ class Trainer:
                 self.rollout.envs = [TimedEnv(e, clock) for e in self.rollout.envs]
         else:
             games = settings.games
-            self.collector = policy_gradient._Collector(GAME, params, games, -(-settings.batch // games), seed)
+            self.collector = Collector(GAME, params, games, -(-settings.batch // games), seed)
             if clock is not None:
                 self.collector.envs = TimedEnv(self.collector.envs, clock, ("step", "reset"))
         if clock is not None:

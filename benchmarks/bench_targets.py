@@ -37,8 +37,13 @@ from hiddenhand.registry import get  # noqa: E402
 from hiddenhand.training import plots  # noqa: E402
 from hiddenhand.training.learners import learner as declared  # noqa: E402
 
-LEARNERS = {"regret": "sampled regret matching", "mmd": "self-play MMD", "ppo": "self-play tuned PPO"}
-DECLARED = {"regret": "regret", "mmd": "mmd", "ppo": "ppo-selfplay"}
+LEARNERS = {
+    "regret": "sampled regret matching",
+    "mmd": "self-play MMD",
+    "ppo": "self-play tuned PPO",
+    "mmd-critic": "self-play MMD with a critic",
+}
+DECLARED = {"regret": "regret", "mmd": "mmd", "ppo": "ppo-selfplay", "mmd-critic": "mmd-critic"}
 """This script's names of the learners, and their declared names (training/learners.py)."""
 NETWORK_SLOWER = 50
 """A network learner makes about this many times fewer decisions a second than sampled regret

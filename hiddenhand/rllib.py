@@ -271,14 +271,15 @@ class RLlibAgent(Agent):
         masks = np.asarray(observations["action_mask"]).astype(bool)
         if not masks.any(axis=1).all():
             raise ValueError("an action mask is all zeros: that player has no move to make")
+        device = next(self.module.parameters()).device  # where the module is, CPU or GPU
         seen = {
-            OBSERVATIONS: torch.as_tensor(np.asarray(observations["observation"], dtype=np.float32)),
-            "action_mask": torch.as_tensor(masks.astype(np.float32)),
+            OBSERVATIONS: torch.as_tensor(np.asarray(observations["observation"], dtype=np.float32), device=device),
+            "action_mask": torch.as_tensor(masks.astype(np.float32), device=device),
         }
         with torch.no_grad():
             logits = self.module.forward_inference({Columns.OBS: seen})[Columns.ACTION_DIST_INPUTS]
-            logits = logits.masked_fill(torch.as_tensor(~masks), -torch.inf)
-            return torch.softmax(logits.double(), dim=1).numpy()
+            logits = logits.masked_fill(torch.as_tensor(~masks, device=device), -torch.inf)
+            return torch.softmax(logits.double(), dim=1).cpu().numpy()
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``module.pt`` and ``agent.json`` into ``directory``, each atomically."""

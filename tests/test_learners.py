@@ -27,6 +27,7 @@ TINY = {
     "regret": {"games": 64},
     "mmd": {"games": 8, "batch": 256, "epochs": 1},
     "ppo-selfplay": {"games": 8, "batch": 256, "epochs": 1},
+    "mmd-critic": {"games": 8, "batch": 256},
     "ppo": {"n_steps": 128, "snapshot_every": 128, "eval_games": 4},
     "nfsp": {"min_buffer_size_to_learn": 64, "batch_size": 32, "learn_every": 16},
     "psro": {"episodes_per_oracle": 30, "sims_per_entry": 8, "prd_iterations": 500, "min_buffer_size_to_learn": 32},
@@ -169,3 +170,25 @@ def test_the_device_choice(monkeypatch):
 def test_a_learner_of_openspiel_s_refuses_a_gpu(tmp_path):
     with pytest.raises(ValueError, match="device='cuda' is not allowed for train_nfsp"):
         learner("nfsp").run(get("goofspiel").rules(**MARKOV), steps=10, out=tmp_path, device="cuda")
+
+
+@pytest.mark.parametrize("name", [n for n, d in learners().items() if d.network and n not in ("nfsp", "psro")])
+def test_every_torch_learner_refuses_a_gpu_torch_cannot_see_before_training(name, tmp_path, monkeypatch):
+    """``device="cuda"`` on a machine without one is the device check's error, raised before
+    anything is trained or written; OpenSpiel's learners refuse any GPU (test above)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="sees no GPU"):
+        learner(name).run(get("goofspiel").rules(**MARKOV), steps=10, out=tmp_path / "run", device="cuda")
+    assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_the_trained_best_responder_takes_the_device(monkeypatch):
+    import torch
+
+    from hiddenhand.training.best_response import approximate_exploitability
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="sees no GPU"):
+        approximate_exploitability(get("goofspiel").rules(num_cards=3), RandomAgent(), steps=10, device="cuda")

@@ -11,7 +11,8 @@ import pytest
 import hiddenhand
 from hiddenhand.agents import PPOAgent
 from hiddenhand.registry import get
-from hiddenhand.training.policy_gradient import _Collector, gae, settings_for, train_selfplay
+from hiddenhand.training.policy_gradient import settings_for, train_selfplay
+from hiddenhand.training.selfplay_collection import Collector, gae
 
 TINY = dict(games=8, batch=256, epochs=2)
 
@@ -76,7 +77,7 @@ def test_every_seat_is_a_sample_credited_with_what_is_still_to_come(game, params
 
     torch.manual_seed(0)
     model = MaskablePPO("MlpPolicy", SingleAgentEnv(game, RandomAgent(), **params), seed=0, device="cpu")
-    collector = _Collector(game, params, games=16, steps=7, seed=0)
+    collector = Collector(game, params, games=16, steps=7, seed=0)
     used, played = 0, 0
     outcomes = set()
     for _ in range(6):

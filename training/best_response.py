@@ -44,6 +44,7 @@ from tqdm.auto import tqdm
 from hiddenhand.agent import Agent, Observation
 from hiddenhand.agents.ppo import PPOAgent
 from hiddenhand.core import Rules
+from hiddenhand.devices import torch_device
 from hiddenhand.exploitability import Exploitability
 from hiddenhand.global_rngs import keeping_global_rngs
 from hiddenhand.gymnasium_env import SingleAgentEnv
@@ -110,17 +111,20 @@ def approximate_exploitability(
     seeds: Sequence[int] = (0, 1, 2),
     eval_games: int = 2000,
     progress: bool = True,
+    device: str = "auto",
 ) -> Exploitability:
     """A lower bound on the exploitability of ``agent`` playing every seat of ``rules``, by
     trained best responders; see the module docstring for the method.
 
     ``steps``: env steps (the responder's moves) of training per responder, rounded up to
     whole rollouts of ``ENVS × RESPONDER_PPO["n_steps"]``; ``seeds``: one responder per seed and
-    seat; ``eval_games``: games in each of the selection and test sets. The same arguments
+    seat; ``eval_games``: games in each of the selection and test sets; ``device``: where the
+    responders train (:func:`~hiddenhand.devices.torch_device`). The same arguments
     give the same result (the agent's generator is reseeded as it plays, as in every match).
     Costs ``num_players × len(seeds)`` trainings; a command line can pass its options
     straight through."""
     steps = check_int("steps", steps, 1, 10**10)
+    device = torch_device(device)
     eval_games = check_int("eval_games", eval_games, 2, 10**9)
     seeds = _check_seeds(seeds)
     selection, test = np.random.SeedSequence(list(seeds)).generate_state(2)
@@ -135,7 +139,7 @@ def approximate_exploitability(
             candidates = []
             for seed in seeds:
                 bar.set_postfix(seat=seat, seed=seed)
-                responder = train_responder(rules, agent, seat, steps, seed)
+                responder = train_responder(rules, agent, seat, steps, seed, device)
                 candidates += [responder, Greedy(responder)]
                 bar.update()
             scores = [_returns(rules, agent, int(selection), eval_games, c, seat)[:, seat].mean() for c in candidates]
@@ -149,9 +153,10 @@ def approximate_exploitability(
     return Exploitability(tuple(per_seat), exact=False, method=method, ci95=tuple(ci95))
 
 
-def train_responder(rules: Rules, agent: Agent, seat: int, steps: int, seed: int) -> PPOAgent:
+def train_responder(rules: Rules, agent: Agent, seat: int, steps: int, seed: int, device: str = "auto") -> PPOAgent:
     """A MaskablePPO policy trained for ``steps`` moves in ``seat`` against ``agent`` in every
-    other seat (settings :data:`RESPONDER_PPO`), as an agent. Reseeds the global generators
+    other seat (settings :data:`RESPONDER_PPO`) on ``device``
+    (:func:`~hiddenhand.devices.torch_device`), as an agent. Reseeds the global generators
     (stable-baselines3 does): :func:`approximate_exploitability` restores them."""
     import torch
     from sb3_contrib import MaskablePPO
@@ -164,7 +169,7 @@ def train_responder(rules: Rules, agent: Agent, seat: int, steps: int, seed: int
         env,
         learning_rate=lambda remaining: LEARNING_RATE * remaining,
         seed=int(np.random.SeedSequence([seed, seat]).generate_state(1)[0]),
-        device="cpu",
+        device=torch_device(device),
         verbose=0,
         **RESPONDER_PPO,
     )

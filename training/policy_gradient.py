@@ -30,14 +30,10 @@ loads as a :class:`~hiddenhand.agents.PPOAgent` and plays everywhere an agent do
 only what sb3 cannot do for us: the collection of games, every seat by the same network,
 and the loss with the magnet term.
 
-The games are played ``games`` at a time in the game's batched env (:mod:`hiddenhand.vector`:
-one compiled step and one forward pass serve them all), ``batch / games`` steps per update.
-Each player's advantage is GAE with gamma 1 over that player's own decisions in its game
-(the games are finite; the equilibrium is of the undiscounted game), and its reward between
-two of its decisions is what the game settled in between (``info["banked"]``: in Goofspiel
-the points of the rounds, so a decision is credited with the points still to come, not with
-the ones already won). Decisions of games still under way when an update's steps are done
-wait for their game's end and join the next update.
+The games are played ``games`` at a time in the game's batched env, ``batch / games`` steps
+per update, each decision credited by GAE over its own player's decisions with the points
+still to come (:mod:`.selfplay_collection`, which the learner with a critic,
+:mod:`.critic_mmd`, shares).
 
 The run (clock, curve, record, Ctrl-C) is :class:`~hiddenhand.training.run.Run`'s: the
 exploitability is measured exactly (the game's declared measure: positions for Markov
@@ -61,8 +57,9 @@ from hiddenhand.devices import torch_device
 from hiddenhand.gymnasium_env import SingleAgentEnv
 from hiddenhand.registry import game_of
 from hiddenhand.training.run import Point, Run, exact_measure
+from hiddenhand.training.selfplay_collection import Batch, Collector
 from hiddenhand.validation import check_choice, check_int
-from hiddenhand.vector import MAX_ENVS, vector_env
+from hiddenhand.vector import MAX_ENVS
 
 LEARNERS = ("ppo", "mmd")
 
@@ -149,107 +146,13 @@ def settings_for(learner: str, game: str) -> Settings:
     return SETTINGS.get((learner, game), SETTINGS[(learner, "default")])
 
 
-@dataclass
-class _Batch:
-    """One update's decisions, every seat's, as arrays."""
-
-    obs: np.ndarray
-    masks: np.ndarray
-    actions: np.ndarray
-    logp: np.ndarray
-    values: np.ndarray
-    advantages: np.ndarray
-    returns: np.ndarray
-
-
-class _Collector:
-    """``games`` games of ``game`` in its batched env, every seat played by the policy; see
-    :meth:`collect`. Steps whose game has not ended yet are kept for the next collection."""
-
-    COLUMNS = ("obs", "masks", "actions", "logp", "values", "players", "banked", "ended", "rewards")
-
-    def __init__(self, game: str, params: dict, games: int, steps: int, seed: int) -> None:
-        self.envs = vector_env(game, games, **params)
-        self.obs, self.info = self.envs.reset(seed=seed)
-        self.steps = steps
-        self.kept: dict[str, np.ndarray] = {}
-
-    def collect(self, policy, gae_lambda: float, scale: float) -> tuple[_Batch, int, int]:
-        """``steps`` steps of every game, then GAE (see the module docstring) of the decisions
-        whose game ended. Returns the batch, the decisions played and the games finished."""
-        import torch
-
-        fresh: dict[str, list] = {name: [] for name in self.COLUMNS}
-        obs, info = self.obs, self.info
-        rows = np.arange(self.envs.num_envs)
-        for _ in range(self.steps):
-            with torch.no_grad():
-                seen = torch.from_numpy(obs["observation"]).to(policy.device)
-                actions, values, logp = policy(seen, action_masks=obs["action_mask"])
-            actions = actions.cpu().numpy()
-            fresh["obs"].append(obs["observation"])
-            fresh["masks"].append(obs["action_mask"].astype(bool))
-            fresh["actions"].append(actions)
-            fresh["logp"].append(logp.cpu().numpy())
-            fresh["values"].append(values.cpu().numpy().ravel())
-            fresh["players"].append(info["player"])
-            fresh["banked"].append(info["banked"][rows, info["player"]] * scale)
-            obs, rewards, terminated, truncated, info = self.envs.step(actions)
-            fresh["ended"].append(terminated | truncated)
-            fresh["rewards"].append(rewards * scale)
-        self.obs, self.info = obs, info
-        arrays = {name: np.stack(column) for name, column in fresh.items()}
-        arrays["pending"] = np.ones(arrays["actions"].shape, dtype=bool)
-        games = int(arrays["ended"].sum())
-        if self.kept:
-            arrays = {name: np.concatenate([self.kept[name], array]) for name, array in arrays.items()}
-        advantages, done = gae(arrays, gae_lambda)
-        use = done & arrays["pending"]
-        arrays["pending"] &= ~done
-        waiting = np.flatnonzero(arrays["pending"].any(axis=1))
-        self.kept = {name: array[waiting[0] if len(waiting) else len(array) :] for name, array in arrays.items()}
-        batch = _Batch(
-            arrays["obs"][use], arrays["masks"][use], arrays["actions"][use], arrays["logp"][use],
-            arrays["values"][use], advantages[use], advantages[use] + arrays["values"][use],
-        )  # fmt: skip
-        return batch, self.steps * self.envs.num_envs, games
-
-
-def gae(arrays: dict[str, np.ndarray], lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """GAE (gamma 1) of every decision over its player's own decisions in its game, backwards
-    in time over ``(steps, games)`` arrays, all games at once: the reward between a player's
-    decision and its next one is what the game banked for it in between (the return, minus
-    what was banked, after its last). Returns the advantages and which decisions belong to a
-    game that ended within the arrays (the others cannot be credited yet)."""
-    players, values, banked, ended, rewards = (arrays[n] for n in ("players", "values", "banked", "ended", "rewards"))
-    steps, n = players.shape
-    rows = np.arange(n)
-    following = np.zeros(rewards.shape[1:])  # per game and player: the value at its next decision (0 after its last)
-    settled = np.zeros(rewards.shape[1:])  # and what was banked there (the return after its last)
-    running = np.zeros(rewards.shape[1:])
-    ends_later = np.zeros(n, dtype=bool)
-    advantages = np.empty((steps, n))
-    done = np.empty((steps, n), dtype=bool)
-    for t in range(steps - 1, -1, -1):
-        end = ended[t]
-        following[end], settled[end], running[end] = 0.0, rewards[t][end], 0.0
-        ends_later |= end
-        seat = players[t]
-        delta = settled[rows, seat] - banked[t] + following[rows, seat] - values[t]
-        running[rows, seat] = delta + lam * running[rows, seat]
-        advantages[t] = running[rows, seat]
-        following[rows, seat], settled[rows, seat] = values[t], banked[t]
-        done[t] = ends_later
-    return advantages, done
-
-
-def _update(policy, magnet, optimizer, batch: _Batch, s: Settings, rng: np.random.Generator, left: float) -> None:
+def _update(policy, magnet, optimizer, batch: Batch, s: Settings, rng: np.random.Generator, left: float) -> None:
     """PPO's clipped surrogate, the value loss, the entropy bonus and (MMD) ``kl_coef *
     KL(pi || magnet)`` over the legal actions, for ``s.epochs`` passes. ``left``: the share
     of training still to come (for the entropy's annealing)."""
     import torch
 
-    tensors = {name: torch.as_tensor(value, device=policy.device) for name, value in asdict(batch).items()}
+    tensors = {name: torch.as_tensor(getattr(batch, name), device=policy.device) for name in Batch.COLUMNS}
     tensors["obs"] = tensors["obs"].float()
     n = len(batch.actions)
     size = -(-n // s.minibatches)
@@ -338,7 +241,7 @@ def train_selfplay(
     optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
     magnet = copy.deepcopy(policy)
     rng = np.random.default_rng(seed)
-    collector = _Collector(game, params, games, rounds, seed)
+    collector = Collector(game, params, games, rounds, seed)
     scale = 1.0 if s.normalize_advantages else 1.0 / max(abs(u) for u in rules.utility_range)
     run = Run(f"self-play {learner.upper()} on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from hiddenhand.core import Rules, check_rules
+from hiddenhand.devices import torch_device
 from hiddenhand.ray_cluster import start_ray
 from hiddenhand.registry import game_of
 from hiddenhand.training.policy_gradient import STUDY, Settings, settings_for
@@ -133,13 +134,11 @@ def train_rllib(
     """Train for ``steps`` decisions, in whole RLlib iterations of ``settings.batch``; see
     the module docstring. ``settings`` default to :func:`rllib_settings_for`. Returns the
     curve (decisions sampled, training seconds without measures, exploitability or None).
-    The modules run on the CPU (``device`` auto or cpu)."""
+    On ``device`` ``cuda`` (or ``auto`` where torch sees a GPU) the learner asks Ray for one GPU
+    (``num_gpus_per_learner=1``: Ray's own resources place it); the env runners act on CPUs."""
     declared = game_of(check_rules(rules, "train_rllib"))
     game = declared.name
-    if check_choice("device", device, ("auto", "cpu", "cuda")) == "cuda":
-        raise ValueError(
-            "device='cuda' is not allowed for train_rllib: its learner runs on the CPU; allowed: auto, cpu"
-        )
+    device = torch_device(device)
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     settings = settings or settings_for_rules(rules)
@@ -160,6 +159,8 @@ def train_rllib(
         hidden=settings.hidden,
         seed=seed,
     ).training(**rllib_training(settings, iterations * batch))
+    if device != "cpu":
+        config = config.learners(num_gpus_per_learner=1)
     algo = config.build_algo()
     module = algo.get_module("shared" if policy == "shared" else "player_0")
 
@@ -167,14 +168,16 @@ def train_rllib(
         return exact_measure(declared, rules, RLlibAgent(module, game, rules.params, seed=seed)), {}
 
     try:
-        run = Run("RLlib PPO self-play", rules, out, total=iterations * batch, progress=progress, seconds=seconds)
+        run = Run(
+            f"RLlib PPO self-play on {device}", rules, out, total=iterations * batch, progress=progress, seconds=seconds
+        )
         with run.training():
             while run.going():
                 if run.due(eval_every):
                     run.measure(measure)
                 result = algo.train()
                 run.advance(int(result["env_runners"]["num_env_steps_sampled_lifetime"]) - run.steps)
-        record = {"iterations": iterations, "seed": seed, "settings": asdict(settings)}
+        record = {"iterations": iterations, "seed": seed, "settings": asdict(settings), "device": device}
         return run.finish(lambda: RLlibAgent(module, game, rules.params).save(run.out), measure, record)
     finally:
         algo.stop()

@@ -1,0 +1,321 @@
+"""Self-play magnetic mirror descent with a critic: one policy network and one Q network
+for every seat, the policy fitted at each update to MMD's closed-form step computed from
+the critic's values of every legal action.
+
+Why this and not :mod:`.policy_gradient`. The controls of docs/training.md ("Why self-play
+stalled") show that the policy-gradient loss circles an entropy-regularised fixed point
+rather than converging to it, while MMD's step in closed form,
+``log pi' = (log pi + eta*alpha*log rho + eta*Q) / (1 + eta*alpha)`` over the legal actions
+(``rho`` the magnet, ``alpha`` the temperature, ``eta`` the step), converges with exact
+Q-values, in a table and in a network fitted to it. What a learner from sampled play lacks
+is the Q-values, so this learner learns them:
+
+1. **Collect** ``batch`` decisions, every seat played by the policy, games many at a time
+   in the game's batched env (the collector of :mod:`.policy_gradient`, with the points
+   still to come as each decision's credit).
+2. **Critic.** A Q network over the player's observation, one output per action, regresses
+   ``Q(o, a)`` of the action played on its lambda-return: what the player's game banked
+   until its next decision plus ``V(o') = sum_a' pi(a'|o') Q(o', a')`` there (expected SARSA
+   over the player's own decisions; lambda mixes in the sampled rest of the game). One
+   decision's noise is then one round's, not the whole game's, and the network averages it
+   over every decision it sees, where a table of sampled returns stalled on it.
+3. **Policy.** At every observation of the batch the step's target is computed from the
+   policy as it is and the critic's values of *every* legal action (no sampled action, no
+   importance weight), and the policy network is fitted to it by a few Adam steps of cross
+   entropy: the update is mirror descent's, not a gradient through the probabilities.
+4. **Temperature and magnet.** A constant temperature makes the fixed point a quantal
+   response equilibrium, as far from the equilibrium as the temperature makes it; so
+   ``alpha`` anneals to 0 over the run's budget (its decisions or its seconds, whichever
+   ends it: :meth:`~hiddenhand.training.run.Run.spent`), and ``magnet_every`` can instead
+   move the magnet to the current policy every so many updates, as R-NaD does (Perolat et
+   al., Science 2022), which moves the fixed point towards the equilibrium without a
+   schedule. Values and temperature are in units of the game's largest payoff, so that one
+   setting serves every size of a game.
+
+Training keeps no table: what it remembers are the two networks and the decisions of the
+games still under way. The saved agent is the policy network
+(:class:`~hiddenhand.agents.network.NetworkAgent`, one ``logits`` member), and it is what
+every point of the curve measures.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hiddenhand.agents.network import Member, NetworkAgent, mlp
+from hiddenhand.core import Rules, check_rules
+from hiddenhand.devices import torch_device
+from hiddenhand.registry import game_of
+from hiddenhand.training.run import Point, Run, exact_measure
+from hiddenhand.training.selfplay_collection import Batch, Collector
+from hiddenhand.validation import check_bool, check_int, named
+from hiddenhand.vector import MAX_ENVS, vector_env
+
+
+@dataclass(frozen=True)
+class CriticSettings:
+    """The learner's settings; what each does: the module docstring's steps."""
+
+    games: int = 256
+    """Games played at once in the batched env (one step and one forward pass serve them all)."""
+    batch: int = 2048
+    """Decisions played per update, in whole steps of every game (``batch / games`` steps)."""
+    hidden: tuple[int, ...] = (128, 128)
+    """Hidden layers of the policy network and of the Q network."""
+    learning_rate: float = 1e-3
+    """Adam's step for the policy network."""
+    critic_learning_rate: float = 3e-4
+    """Adam's step for the Q network: smaller averages more of the returns' noise away and
+    follows the policy more slowly."""
+    eta: float = 1.0
+    """MMD's step size, per unit of the game's largest payoff."""
+    temperature: float = 0.05
+    """MMD's temperature ``alpha`` (the pull towards the magnet), in units of the game's largest payoff."""
+    anneal: bool = False
+    """Decay the temperature linearly to 0 over the run's budget."""
+    magnet_every: int = 0
+    """Updates between moves of the magnet to the current policy; 0 keeps the uniform policy as the magnet."""
+    critic_epochs: int = 1
+    """Passes of the Q network over what it remembers, at each update."""
+    replay: int = 4
+    """Collections the critic remembers and fits on (the policy moves little between them)."""
+    policy_steps: int = 4
+    """Adam steps fitting the policy network to the update's targets."""
+    minibatches: int = 1
+    """Minibatches a pass (critic) or a step (policy) is cut into."""
+    gae_lambda: float = 0.0
+    """Lambda of the critic's targets: 0 bootstraps at the player's next decision, 1 is the sampled return."""
+    explore: float = 0.5
+    """Share of the games in which one seat explores (step 1)."""
+    exploration: float = 0.5
+    """Share of uniform play the exploring seat mixes into the policy at each of its decisions."""
+    max_grad_norm: float = 1.0
+    """Gradient norm each Adam step is clipped to."""
+
+    def check(self) -> None:
+        """Refuse a setting out of its range, naming it and what is allowed."""
+        check_int("games", self.games, 1, MAX_ENVS)
+        check_int("batch", self.batch, 1, 10**9)
+        check_int("magnet_every", self.magnet_every, 0, 10**9)
+        check_int("critic_epochs", self.critic_epochs, 1, 10**4)
+        check_int("replay", self.replay, 1, 10**4)
+        check_int("policy_steps", self.policy_steps, 1, 10**4)
+        check_int("minibatches", self.minibatches, 1, 10**6)
+        check_bool("anneal", self.anneal)
+        if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
+            raise ValueError(f"{named('hidden', self.hidden)} is not allowed; allowed: one or more positive widths")
+        for name, fits, allowed in (
+            ("learning_rate", lambda x: x > 0, "more than 0"),
+            ("critic_learning_rate", lambda x: x > 0, "more than 0"),
+            ("eta", lambda x: x > 0, "more than 0"),
+            ("temperature", lambda x: x >= 0, "0 or more"),
+            ("gae_lambda", lambda x: 0 <= x <= 1, "0 to 1"),
+            ("explore", lambda x: 0 <= x <= 1, "0 to 1"),
+            ("exploration", lambda x: 0 <= x <= 1, "0 to 1"),
+            ("max_grad_norm", lambda x: x > 0, "more than 0"),
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not fits(value):
+                raise ValueError(f"{named(name, value)} is not allowed; allowed: a number {allowed}")
+
+
+SETTINGS: dict[str, CriticSettings] = {}
+"""Per game, settings that differ from the defaults."""
+
+
+def settings_for_rules(rules: Rules) -> CriticSettings:
+    """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
+    return SETTINGS.get(rules.name, CriticSettings())
+
+
+def _log_softmax(logits, legal):
+    import torch
+
+    return torch.log_softmax(logits.masked_fill(~legal, -torch.inf), dim=1)
+
+
+class _Exploring(Collector):
+    """The collection of step 1, with exploration for the critic: in a share ``explore`` of
+    the games one seat, drawn at the game's start, mixes ``exploration`` of uniform play into
+    the policy at each of its decisions, so that the critic sees every legal action played.
+    Its decisions are credited with lambda 0 (the round to its next decision, then the
+    critic's value there under the policy: its own later exploration does not leak in), and
+    the other seats' decisions in that game, whose rewards its deviations changed, are left
+    out of the critic's fit (column ``critic``); the policy's fit uses every decision."""
+
+    def __init__(self, game: str, params: dict, s: CriticSettings, seed: int, critic, device: str) -> None:
+        super().__init__(game, params, s.games, max(1, -(-s.batch // s.games)), seed)
+        self.s, self.critic, self.device = s, critic, device
+        self.rng = np.random.default_rng([seed, 1])
+        self.players = self.envs.num_players
+        self.explorer = np.full(s.games, -1)
+        self.stepped(np.ones(s.games, dtype=bool))
+
+    def stepped(self, ended: np.ndarray) -> None:
+        count = int(ended.sum())
+        draw = self.rng.integers(0, self.players, count)
+        self.explorer[ended] = np.where(self.rng.random(count) < self.s.explore, draw, -1)
+
+    def act(self, policy, obs: dict, info: dict) -> dict[str, np.ndarray]:
+        import torch
+
+        with torch.no_grad():
+            seen = torch.from_numpy(obs["observation"]).to(self.device).float()
+            legal = torch.as_tensor(obs["action_mask"], device=self.device).bool()
+            logp = _log_softmax(policy(seen), legal)
+            probs = logp.exp()
+            values = (probs * self.critic(seen).masked_fill(~legal, 0.0)).sum(dim=1)
+            exploring = torch.as_tensor(self.explorer == info["player"], device=self.device)
+            uniform = legal / legal.sum(dim=1, keepdim=True)
+            mixed = torch.where(
+                exploring[:, None], (1 - self.s.exploration) * probs + self.s.exploration * uniform, probs
+            )
+            actions = torch.multinomial(mixed, 1).ravel()
+        exploring = exploring.cpu().numpy()
+        return {
+            "actions": actions.cpu().numpy(),
+            "values": values.cpu().numpy(),
+            "logp": logp.gather(1, actions[:, None]).ravel().cpu().numpy(),
+            "lam": np.where(exploring, 0.0, self.s.gae_lambda),
+            "critic": exploring | (self.explorer < 0),
+        }
+
+
+class _Critic:
+    """The Q network, its optimiser and the decisions it learns from: the critic's share of
+    the last ``replay`` collections (step 2), each row the observation, the action played
+    and its lambda-return."""
+
+    def __init__(self, net, s: CriticSettings, rng: np.random.Generator) -> None:
+        import torch
+
+        self.net, self.s, self.rng = net, s, rng
+        self.optimizer = torch.optim.Adam(net.parameters(), lr=s.critic_learning_rate)
+        self.memory: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def __call__(self, obs):
+        return self.net(obs)
+
+    def fit(self, batch: Batch) -> None:
+        """Remember the batch's rows for the critic, then ``critic_epochs`` passes over what is
+        remembered, in minibatches of about one collection's rows."""
+        import torch
+
+        keep = batch.extra["critic"]
+        self.memory = [*self.memory, (batch.obs[keep], batch.actions[keep], batch.returns[keep])][-self.s.replay :]
+        device = next(self.net.parameters()).device
+        obs, actions, targets = (torch.as_tensor(np.concatenate(column), device=device) for column in zip(*self.memory))
+        obs, actions, targets = obs.float(), actions.long(), targets.float()
+        n = len(actions)
+        size = -(-max(1, len(self.memory[-1][1])) // self.s.minibatches)
+        for _ in range(self.s.critic_epochs):
+            order = torch.as_tensor(self.rng.permutation(n), device=device)
+            for start in range(0, n, size):
+                rows = order[start : start + size]
+                q = self.net(obs[rows]).gather(1, actions[rows, None]).ravel()
+                loss = 0.5 * ((q - targets[rows]) ** 2).mean()
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
+                self.optimizer.step()
+
+
+def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettings, alpha: float) -> None:
+    """Fit the policy network to MMD's closed-form step at every observation of the batch
+    (module docstring, step 3); ``magnet`` ``None`` is the uniform policy."""
+    import torch
+
+    device = next(policy.parameters()).device
+    obs = torch.as_tensor(batch.obs, device=device).float()
+    legal = torch.as_tensor(batch.masks, device=device).bool()
+    with torch.no_grad():
+        own = _log_softmax(policy(obs), legal)
+        anchor = _log_softmax(magnet(obs), legal) if magnet is not None else _log_softmax(torch.zeros_like(own), legal)
+        q = critic(obs)
+        step = (own + s.eta * alpha * anchor + s.eta * q) / (1 + s.eta * alpha)
+        target = torch.softmax(step.masked_fill(~legal, -torch.inf), dim=1)
+    n = len(obs)
+    size = -(-n // s.minibatches)
+    for step_number in range(s.policy_steps):
+        start = (step_number * size) % n
+        rows = slice(start, start + size)
+        logp = _log_softmax(policy(obs[rows]), legal[rows]).masked_fill(~legal[rows], 0.0)
+        loss = -(target[rows] * logp).sum(dim=1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
+        optimizer.step()
+
+
+def train_critic_mmd(
+    rules: Rules,
+    *,
+    steps: int,
+    out: str | Path,
+    seed: int = 0,
+    eval_every: int = 500_000,
+    settings: CriticSettings | None = None,
+    progress: bool = True,
+    seconds: float | None = None,
+    device: str = "auto",
+) -> list[Point]:
+    """Train a policy network by self-play MMD with a Q critic (module docstring) on
+    ``rules`` (a game with a batched env) for ``steps`` decisions or ``seconds`` of
+    training, measuring the policy network's exact exploitability every ``eval_every``
+    decisions where the game declares a measure. Saves the policy network to ``out``
+    (``NetworkAgent.load(out)``) and returns the curve."""
+    import torch
+
+    torch.set_num_threads(1)
+    declared = game_of(check_rules(rules, "train_critic_mmd"))
+    game, params = declared.name, rules.params
+    device = torch_device(device)
+    steps = check_int("steps", steps, 1, 10**12)
+    eval_every = check_int("eval_every", eval_every, 1, 10**12)
+    s = settings or settings_for_rules(rules)
+    s.check()
+    torch.manual_seed(seed)
+    probe = vector_env(game, 1, **params)
+    inputs = int(np.prod(probe.single_observation_space["observation"].shape))
+    actions = int(probe.single_action_space.n)
+    policy = mlp(inputs, s.hidden, actions).to(device)
+    policy_optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate)
+    magnet = copy.deepcopy(policy) if s.magnet_every else None
+    critic = _Critic(mlp(inputs, s.hidden, actions).to(device), s, np.random.default_rng(seed))
+    collector = _Exploring(game, params, s, seed, critic, device)
+    scale = 1.0 / max(abs(u) for u in rules.utility_range)
+    run = Run(f"self-play MMD with a critic on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
+
+    def agent() -> NetworkAgent:
+        weights = {name: value.detach().cpu() for name, value in policy.state_dict().items()}
+        info = {"learner": "mmd-critic", "settings": asdict(s)}
+        return NetworkAgent(
+            game, params, "mmd-critic", inputs, s.hidden, actions, [Member("logits", 1.0, weights)], info
+        )
+
+    def measure() -> tuple[float | None, dict]:
+        return exact_measure(declared, rules, agent()), {}
+
+    with run.training():
+        update = 0
+        while run.going():
+            if run.due(eval_every):
+                run.measure(measure)
+            alpha = s.temperature * (1 - run.spent() if s.anneal else 1.0)
+            if magnet is not None and update % s.magnet_every == 0:
+                magnet.load_state_dict(policy.state_dict())
+            batch, played, finished = collector.collect(policy, s.gae_lambda, scale)
+            if len(batch.actions):
+                critic.fit(batch)
+                _fit_policy(policy, magnet, critic, policy_optimizer, batch, s, alpha)
+            update += 1
+            run.advance(played, finished)
+    record = {"settings": asdict(s), "seed": seed, "device": device}
+    return run.finish(lambda: agent().save(run.out), measure, record)
+
+
+__all__ = ["SETTINGS", "CriticSettings", "settings_for_rules", "train_critic_mmd"]
