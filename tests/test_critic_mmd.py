@@ -175,3 +175,19 @@ def test_bad_settings_are_refused(tmp_path):
             train_critic_mmd(
                 rules, steps=10, out=tmp_path, settings=replace(CriticSettings(), **change), progress=False
             )
+
+
+def test_a_polyak_magnet_moves_its_share_of_the_way_to_the_policy_after_each_update():
+    import torch
+
+    from hiddenhand.training.critic_mmd import CriticMMD
+
+    rules = get("goofspiel").rules(num_cards=3, observation="markov")
+    learner = CriticMMD(rules, replace(CriticSettings(), magnet_polyak=0.25, **TINY), 0, "cpu")
+    with torch.no_grad():
+        for weights in learner.magnet.parameters():
+            weights.add_(1.0)  # apart from the policy, so that a move shows
+    before = [w.clone() for w in learner.magnet.parameters()]
+    learner.update(0.05)
+    for old, now, policy in zip(before, learner.magnet.parameters(), learner.policy.parameters()):
+        assert torch.allclose(now, 0.75 * old + 0.25 * policy, atol=1e-6)

@@ -78,7 +78,11 @@ class CriticSettings:
     anneal: bool = False
     """Decay the temperature linearly to 0 over the run's budget."""
     magnet_every: int = 0
-    """Updates between moves of the magnet to the current policy; 0 keeps the uniform policy as the magnet."""
+    """Updates between moves of the magnet to the current policy; 0 keeps the uniform policy as
+    the magnet (unless ``magnet_polyak``)."""
+    magnet_polyak: float = 0.0
+    """If more than 0, the magnet is a Polyak average of the policy network, moved this share
+    of the way to it after every update (R-NaD's slowly moving magnet); ``magnet_every`` is then unused."""
     critic_epochs: int = 1
     """Passes of the Q network over what it remembers, at each update."""
     replay: int = 4
@@ -113,6 +117,7 @@ class CriticSettings:
             ("critic_learning_rate", lambda x: x > 0, "more than 0"),
             ("eta", lambda x: x > 0, "more than 0"),
             ("temperature", lambda x: x >= 0, "0 or more"),
+            ("magnet_polyak", lambda x: 0 <= x <= 1, "0 to 1"),
             ("gae_lambda", lambda x: 0 <= x <= 1, "0 to 1"),
             ("explore", lambda x: 0 <= x <= 1, "0 to 1"),
             ("exploration", lambda x: 0 <= x <= 1, "0 to 1"),
@@ -185,10 +190,25 @@ class _Exploring(Collector):
         }
 
 
+def merged(keys: np.ndarray, values: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The distinct rows of ``keys``, how many times each occurs and (with ``values``) the
+    mean of its values: a loss summed over every row equals the loss over the distinct rows
+    weighted by their counts (for squared errors, about the means), so a fit costs per
+    distinct row. In small games self-play meets the same observations over and over (at 4
+    Goofspiel cards a collection of 16,384 decisions has about a thousand distinct ones), so
+    the batches can be large, and the critic's targets less noisy, at the price of small ones."""
+    keys = np.ascontiguousarray(keys)
+    rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()  # a row as one value
+    _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
+    distinct = keys[first]
+    means = None if values is None else np.bincount(inverse, weights=values, minlength=len(distinct)) / counts
+    return distinct, counts.astype(np.float64), means
+
+
 class _Critic:
     """The Q network, its optimiser and the decisions it learns from: the critic's share of
-    the last ``replay`` collections (step 2), each row the observation, the action played
-    and its lambda-return."""
+    the last ``replay`` collections (step 2), each as its distinct (observation, action) rows
+    with their counts and mean lambda-returns (:func:`merged`)."""
 
     def __init__(self, net, s: CriticSettings, rng: np.random.Generator) -> None:
         import torch
@@ -202,14 +222,17 @@ class _Critic:
 
     def fit(self, batch: Batch) -> None:
         """Remember the batch's rows for the critic, then ``critic_epochs`` passes over what is
-        remembered, in minibatches of about one collection's rows."""
+        remembered, in minibatches of about one collection's rows, each row's squared error
+        weighted by its count."""
         import torch
 
         keep = batch.extra["critic"]
-        self.memory = [*self.memory, (batch.obs[keep], batch.actions[keep], batch.returns[keep])][-self.s.replay :]
+        keys = np.concatenate([batch.obs[keep].astype(np.float32), batch.actions[keep, None]], axis=1)
+        rows, counts, means = merged(keys, batch.returns[keep])
+        self.memory = [*self.memory, (rows, counts, means)][-self.s.replay :]
         device = next(self.net.parameters()).device
-        obs, actions, targets = (torch.as_tensor(np.concatenate(column), device=device) for column in zip(*self.memory))
-        obs, actions, targets = obs.float(), actions.long(), targets.float()
+        keys, counts, targets = (torch.as_tensor(np.concatenate(c), device=device).float() for c in zip(*self.memory))
+        obs, actions = keys[:, :-1], keys[:, -1].long()
         n = len(actions)
         size = -(-max(1, len(self.memory[-1][1])) // self.s.minibatches)
         for _ in range(self.s.critic_epochs):
@@ -217,7 +240,7 @@ class _Critic:
             for start in range(0, n, size):
                 rows = order[start : start + size]
                 q = self.net(obs[rows]).gather(1, actions[rows, None]).ravel()
-                loss = 0.5 * ((q - targets[rows]) ** 2).mean()
+                loss = 0.5 * (counts[rows] * (q - targets[rows]) ** 2).sum() / counts[rows].sum()
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
@@ -226,12 +249,16 @@ class _Critic:
 
 def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettings, alpha: float) -> None:
     """Fit the policy network to MMD's closed-form step at every observation of the batch
-    (module docstring, step 3); ``magnet`` ``None`` is the uniform policy."""
+    (module docstring, step 3), each distinct observation weighted by how often it was met
+    (:func:`merged`); ``magnet`` ``None`` is the uniform policy."""
     import torch
 
     device = next(policy.parameters()).device
-    obs = torch.as_tensor(batch.obs, device=device).float()
-    legal = torch.as_tensor(batch.masks, device=device).bool()
+    keys, counts, _ = merged(np.concatenate([batch.obs.astype(np.float32), batch.masks], axis=1))
+    width = batch.obs.shape[1]
+    obs = torch.as_tensor(keys[:, :width], device=device)
+    legal = torch.as_tensor(keys[:, width:], device=device).bool()
+    weights = torch.as_tensor(counts / counts.sum(), device=device).float()
     with torch.no_grad():
         own = _log_softmax(policy(obs), legal)
         anchor = _log_softmax(magnet(obs), legal) if magnet is not None else _log_softmax(torch.zeros_like(own), legal)
@@ -244,11 +271,63 @@ def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettin
         start = (step_number * size) % n
         rows = slice(start, start + size)
         logp = _log_softmax(policy(obs[rows]), legal[rows]).masked_fill(~legal[rows], 0.0)
-        loss = -(target[rows] * logp).sum(dim=1).mean()
+        loss = -(weights[rows] * (target[rows] * logp).sum(dim=1)).sum() / weights[rows].sum()
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
         optimizer.step()
+
+
+class CriticMMD:
+    """The learner's state on ``rules``: the policy network and its optimiser, the magnet,
+    the critic and the exploring collection. :meth:`update` is one collection and its
+    update; :meth:`agent` is the policy network as a saveable agent. (The diagnosis of the
+    critic, ``benchmarks/diagnose_critic.py``, drives it update by update.)"""
+
+    def __init__(self, rules: Rules, s: CriticSettings, seed: int, device: str) -> None:
+        import torch
+
+        s.check()
+        self.rules, self.s, self.updates = rules, s, 0
+        torch.manual_seed(seed)
+        probe = vector_env(rules.name, 1, **rules.params)
+        self.inputs = int(np.prod(probe.single_observation_space["observation"].shape))
+        self.actions = int(probe.single_action_space.n)
+        self.policy = mlp(self.inputs, s.hidden, self.actions).to(device)
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=s.learning_rate)
+        self.magnet = copy.deepcopy(self.policy) if s.magnet_every or s.magnet_polyak else None
+        self.critic = _Critic(mlp(self.inputs, s.hidden, self.actions).to(device), s, np.random.default_rng(seed))
+        self.collector = _Exploring(rules.name, rules.params, s, seed, self.critic, device)
+        self.scale = 1.0 / max(abs(u) for u in rules.utility_range)
+
+    def update(self, alpha: float) -> tuple[int, int]:
+        """Move the magnet if it is due, collect, fit the critic, then the policy at
+        temperature ``alpha`` (then move a Polyak magnet); the decisions played and the games
+        finished."""
+        import torch
+
+        s = self.s
+        if self.magnet is not None and not s.magnet_polyak and self.updates % s.magnet_every == 0:
+            self.magnet.load_state_dict(self.policy.state_dict())
+        batch, played, finished = self.collector.collect(self.policy, s.gae_lambda, self.scale)
+        if len(batch.actions):
+            self.critic.fit(batch)
+            _fit_policy(self.policy, self.magnet, self.critic, self.optimizer, batch, s, alpha)
+        if s.magnet_polyak:
+            with torch.no_grad():
+                for average, now in zip(self.magnet.parameters(), self.policy.parameters()):
+                    average.lerp_(now, s.magnet_polyak)
+        self.updates += 1
+        return played, finished
+
+    def agent(self) -> NetworkAgent:
+        weights = {name: value.detach().cpu() for name, value in self.policy.state_dict().items()}
+        info = {"learner": "mmd-critic", "settings": asdict(self.s)}
+        member = Member("logits", 1.0, weights)
+        rules = self.rules
+        return NetworkAgent(
+            rules.name, rules.params, "mmd-critic", self.inputs, self.s.hidden, self.actions, [member], info
+        )
 
 
 def train_critic_mmd(
@@ -272,50 +351,23 @@ def train_critic_mmd(
 
     torch.set_num_threads(1)
     declared = game_of(check_rules(rules, "train_critic_mmd"))
-    game, params = declared.name, rules.params
     device = torch_device(device)
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     s = settings or settings_for_rules(rules)
-    s.check()
-    torch.manual_seed(seed)
-    probe = vector_env(game, 1, **params)
-    inputs = int(np.prod(probe.single_observation_space["observation"].shape))
-    actions = int(probe.single_action_space.n)
-    policy = mlp(inputs, s.hidden, actions).to(device)
-    policy_optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate)
-    magnet = copy.deepcopy(policy) if s.magnet_every else None
-    critic = _Critic(mlp(inputs, s.hidden, actions).to(device), s, np.random.default_rng(seed))
-    collector = _Exploring(game, params, s, seed, critic, device)
-    scale = 1.0 / max(abs(u) for u in rules.utility_range)
+    learner = CriticMMD(rules, s, seed, device)
     run = Run(f"self-play MMD with a critic on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
 
-    def agent() -> NetworkAgent:
-        weights = {name: value.detach().cpu() for name, value in policy.state_dict().items()}
-        info = {"learner": "mmd-critic", "settings": asdict(s)}
-        return NetworkAgent(
-            game, params, "mmd-critic", inputs, s.hidden, actions, [Member("logits", 1.0, weights)], info
-        )
-
     def measure() -> tuple[float | None, dict]:
-        return exact_measure(declared, rules, agent()), {}
+        return exact_measure(declared, rules, learner.agent()), {}
 
     with run.training():
-        update = 0
         while run.going():
             if run.due(eval_every):
                 run.measure(measure)
-            alpha = s.temperature * (1 - run.spent() if s.anneal else 1.0)
-            if magnet is not None and update % s.magnet_every == 0:
-                magnet.load_state_dict(policy.state_dict())
-            batch, played, finished = collector.collect(policy, s.gae_lambda, scale)
-            if len(batch.actions):
-                critic.fit(batch)
-                _fit_policy(policy, magnet, critic, policy_optimizer, batch, s, alpha)
-            update += 1
-            run.advance(played, finished)
+            run.advance(*learner.update(s.temperature * (1 - run.spent() if s.anneal else 1.0)))
     record = {"settings": asdict(s), "seed": seed, "device": device}
-    return run.finish(lambda: agent().save(run.out), measure, record)
+    return run.finish(lambda: learner.agent().save(run.out), measure, record)
 
 
-__all__ = ["SETTINGS", "CriticSettings", "settings_for_rules", "train_critic_mmd"]
+__all__ = ["SETTINGS", "CriticMMD", "CriticSettings", "merged", "settings_for_rules", "train_critic_mmd"]

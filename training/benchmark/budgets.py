@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 
 from hiddenhand.training.learners import learner
 
-LEARNERS = ("regret", "mmd", "ppo-selfplay", "nfsp", "psro", "rllib")
-"""The learners the full study trains, by their declared names (:mod:`hiddenhand.training.learners`; any
-declared learner may be named in a :class:`Budget`): sampled regret matching, self-play MMD
-and tuned PPO, OpenSpiel's NFSP and PSRO, RLlib's PPO with our settings and credit (the
-``[ray]`` extra)."""
+LEARNERS = ("regret", "mmd", "mmd-critic", "ppo-selfplay", "nfsp", "psro", "rllib")
+"""The learners the full study trains, by their declared names (:mod:`hiddenhand.training.learners`;
+any declared learner may be named in a :class:`Budget`): sampled regret matching, self-play
+MMD (by the policy gradient, and in closed form with a critic) and tuned PPO, OpenSpiel's
+NFSP and PSRO, RLlib's PPO with our settings and credit (the ``[ray]`` extra)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ BUDGETS = {
         tournament_games=60,
         small=True,
         learner_steps=300_000,
-        learners=("regret", "mmd", "ppo-selfplay"),
+        learners=("regret", "mmd", "mmd-critic", "ppo-selfplay"),
         learner_share={"regret": 300},
         name="small",
     ),
@@ -87,9 +87,10 @@ BUDGETS = {
         name="full",
     ),
 }
-"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of sampled regret
-matching, MMD and tuned PPO; ``full`` trains every learner with three seeds and plays five times more games
-(docs/benchmark_full.md has its report and its time)."""
+"""``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of
+sampled regret matching, MMD, MMD with a critic and tuned PPO; ``full`` trains every learner
+with three seeds and plays five times more games (docs/benchmark_full.md has its report and
+its time)."""
 
 
 LEARNER_SETTINGS: Mapping[str, Mapping[str, object]] = {"rllib": {"env_runners": 0, "num_cpus": 1}}
