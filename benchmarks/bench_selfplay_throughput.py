@@ -17,9 +17,14 @@ Each timed run follows a warm-up (numba's compilation, torch's first calls). Whe
 goes is measured in a separate run of each loop with timers around the collection's env
 calls, its network calls and the update; "other" is the rest (bookkeeping, GAE).
 
+The new loop runs on each of ``--devices`` (default: the CPU, and the GPU where torch sees
+one), a row each, so that one run on a GPU machine prints both and their ratio; the network's
+time on a GPU includes copying each step's observations to it and the actions back.
+
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_selfplay_throughput.py [--cards 6]
-[--games 1024] [--batch 32768] [--epochs 2] [--minibatches 4] [--repeats 3]``. It alternates
-the loops, prints the median of the repeats for each, the ratio now / before and the breakdown.
+[--hidden 512 512 512] [--games 1024] [--batch 32768] [--epochs 2] [--minibatches 4]
+[--repeats 3] [--devices cpu cuda]``. It alternates the loops, prints the median of the
+repeats for each, the ratios and the breakdown.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from hiddenhand.agent import RandomAgent  # noqa: E402
+from hiddenhand.devices import torch_device  # noqa: E402
 from hiddenhand.gymnasium_env import SingleAgentEnv  # noqa: E402
 from hiddenhand.pettingzoo_env import env_factories  # noqa: E402
 from hiddenhand.registry import get  # noqa: E402
@@ -168,12 +174,14 @@ def _gae(values: list[float], reward: float, lam: float) -> tuple[list[float], l
 
 
 class Trainer:
-    """One loop: a network, its optimiser and magnet, a collection and the shared update."""
+    """One loop: a network (on ``device``), its optimiser and magnet, a collection and the shared update."""
 
-    def __init__(self, loop: str, params: dict, settings, seed: int, clock: Clock | None = None) -> None:
+    def __init__(
+        self, loop: str, params: dict, settings, seed: int, clock: Clock | None = None, device: str = "cpu"
+    ) -> None:
         env = SingleAgentEnv(GAME, RandomAgent(), **params)  # only for the spaces
         net = dict(pi=list(settings.hidden), vf=list(settings.hidden))
-        model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=dict(net_arch=net))
+        model = MaskablePPO("MlpPolicy", env, seed=seed, device=device, policy_kwargs=dict(net_arch=net))
         self.policy, self.settings = model.policy, settings
         self.magnet = model.policy  # the KL term's cost is what matters here, not which magnet
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=settings.learning_rate, eps=1e-5)
@@ -242,8 +250,14 @@ def main() -> None:
         "--before-decisions", type=int, default=30_000, help="decisions per timed run of the old loop (default 30000)"
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per loop; medians (default 3)")
+    parser.add_argument(
+        "--devices",
+        nargs="+",
+        help="devices the new loop runs on, each a row (default: cpu, and cuda where torch sees a GPU)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    devices = [torch_device(d) for d in args.devices or ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])]
     torch.set_num_threads(1)
     params = {"num_cards": args.cards, "observation": "markov"}
     settings = replace(
@@ -254,14 +268,17 @@ def main() -> None:
         epochs=args.epochs,
         minibatches=args.minibatches,
     )
-    loops = {
-        "before: 64 AEC envs, 2048 a batch": ("before", args.before_decisions),
-        f"now: batched env, {args.games} games, {args.batch} a batch": ("now", args.decisions),
-    }
+    loops = {"before: 64 AEC envs, 2048 a batch": ("before", args.before_decisions, "cpu")}
+    for device in devices:
+        loops[f"now on {device}: batched env, {args.games} games, {args.batch} a batch"] = (
+            "now",
+            args.decisions,
+            device,
+        )
     rates: dict[str, list[float]] = {name: [] for name in loops}
     for _ in range(args.repeats):
-        for name, (loop, decisions) in loops.items():
-            rates[name].append(rate(Trainer(loop, params, settings, args.seed), decisions))
+        for name, (loop, decisions, device) in loops.items():
+            rates[name].append(rate(Trainer(loop, params, settings, args.seed, device=device), decisions))
     hidden = "x".join(map(str, settings.hidden))
     print(
         f"{args.cards}-card Markov Goofspiel self-play MMD, end to end (collection and update: {args.epochs} epochs "
@@ -270,15 +287,19 @@ def main() -> None:
     )
     print(f"{'loop':46s} {'decisions/s':>12s} {'env':>7s} {'net':>7s} {'update':>7s} {'other':>7s} (us a decision)")
     medians = {}
-    for name, (loop, decisions) in loops.items():
+    for name, (loop, decisions, device) in loops.items():
         medians[name] = statistics.median(rates[name])
-        parts = breakdown(lambda clock, loop=loop: Trainer(loop, params, settings, args.seed, clock), decisions)
+        parts = breakdown(
+            lambda clock, loop=loop, device=device: Trainer(loop, params, settings, args.seed, clock, device), decisions
+        )
         print(
             f"{name:46s} {medians[name]:12,.0f} {parts['env']:7.2f} {parts['network']:7.2f} {parts['update']:7.2f} "
             f"{parts['other']:7.2f}  runs: {', '.join(f'{r:,.0f}' for r in rates[name])}"
         )
-    before, now = medians.values()
-    print(f"ratio now / before: {now / before:.1f}")
+    before, now, *elsewhere = medians.values()
+    print(f"ratio now / before (CPU): {now / before:.1f}")
+    for device, other in zip(devices[1:], elsewhere):
+        print(f"ratio {device} / cpu (now): {other / now:.1f}")
 
 
 if __name__ == "__main__":

@@ -11,26 +11,28 @@ Q-values, in a table and in a network fitted to it. What a learner from sampled 
 is the Q-values, so this learner learns them:
 
 1. **Collect** ``batch`` decisions, every seat played by the policy, games many at a time
-   in the game's batched env (the collector of :mod:`.policy_gradient`, with the points
-   still to come as each decision's credit).
+   in the game's batched env (:mod:`.selfplay_collection`, with the points still to come as
+   each decision's credit); in a share of the games one seat explores (:class:`_Exploring`).
 2. **Critic.** A Q network over the player's observation, one output per action, regresses
    ``Q(o, a)`` of the action played on its lambda-return: what the player's game banked
    until its next decision plus ``V(o') = sum_a' pi(a'|o') Q(o', a')`` there (expected SARSA
    over the player's own decisions; lambda mixes in the sampled rest of the game). One
    decision's noise is then one round's, not the whole game's, and the network averages it
-   over every decision it sees, where a table of sampled returns stalled on it.
+   over the last few collections (:class:`_Critic`).
 3. **Policy.** At every observation of the batch the step's target is computed from the
    policy as it is and the critic's values of *every* legal action (no sampled action, no
    importance weight), and the policy network is fitted to it by a few Adam steps of cross
    entropy: the update is mirror descent's, not a gradient through the probabilities.
 4. **Temperature and magnet.** A constant temperature makes the fixed point a quantal
-   response equilibrium, as far from the equilibrium as the temperature makes it; so
-   ``alpha`` anneals to 0 over the run's budget (its decisions or its seconds, whichever
-   ends it: :meth:`~hiddenhand.training.run.Run.spent`), and ``magnet_every`` can instead
-   move the magnet to the current policy every so many updates, as R-NaD does (Perolat et
-   al., Science 2022), which moves the fixed point towards the equilibrium without a
-   schedule. Values and temperature are in units of the game's largest payoff, so that one
-   setting serves every size of a game.
+   response equilibrium, as far from the equilibrium as the temperature makes it. Three
+   ways past it are settings: ``anneal`` decays ``alpha`` to 0 over the run's budget (its
+   decisions or its seconds, whichever ends it: :meth:`~hiddenhand.training.run.Run.spent`),
+   ``magnet_every`` moves the magnet to the current policy every so many updates and
+   ``magnet_polyak`` makes it a Polyak average of the policy, as R-NaD does (Perolat et al.,
+   Science 2022). With a learnt critic each of them did worse than the constant temperature
+   (docs/training.md, "Self-play MMD with a critic": the critic's error then decides), so
+   none is on by default. Values and temperature are in units of the game's largest
+   payoff, so that one setting serves every size of a game.
 
 Training keeps no table: what it remembers are the two networks and the decisions of the
 games still under way. The saved agent is the policy network
@@ -128,8 +130,14 @@ class CriticSettings:
                 raise ValueError(f"{named(name, value)} is not allowed; allowed: a number {allowed}")
 
 
-SETTINGS: dict[str, CriticSettings] = {}
-"""Per game, settings that differ from the defaults."""
+SETTINGS: dict[str, CriticSettings] = {
+    "spoof": CriticSettings(temperature=0.3),
+    "bid_spoof": CriticSettings(temperature=0.3),
+}
+"""Per game, settings that differ from the defaults. Spoof and Bid Spoof pay 1 for the game
+won, so a temperature of 0.05 of it is cold beside their Q-differences (tenths of a win),
+and the policy turned pure at once (exploitability 0.96 to 1.0 on whole Spoof, random play
+0.50); 0.3 and 1.0 both gave 0.43 to 0.47 after 2 million decisions (docs/training.md)."""
 
 
 def settings_for_rules(rules: Rules) -> CriticSettings:

@@ -153,9 +153,9 @@ for _declared in (
         "self-play MMD in closed form with a Q critic: a policy and a Q network for every seat",
         "Train a policy network by self-play magnetic mirror descent taken in closed form: a Q network learns "
         "every legal action's value from the sampled games (one seat of some games explores), and at each update "
-        "the policy network is fitted to MMD's step computed from its own probabilities and those values, with "
-        "the temperature annealed over the budget (or the magnet moved every MAGNET_EVERY updates). No table: "
-        "the policy network is what is measured and saved. Games with a batched env only.",
+        "the policy network is fitted to MMD's step computed from its own probabilities and those values, at a "
+        "constant temperature (or annealed with --anneal, or towards a magnet that moves). No table: the policy "
+        "network is what is measured and saved. Games with a batched env only.",
         "hiddenhand.training.critic_mmd:train_critic_mmd",
         "hiddenhand.training.critic_mmd:settings_for_rules",
         steps=2_000_000,
