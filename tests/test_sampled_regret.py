@@ -380,3 +380,43 @@ def test_a_budget_of_seconds_ends_the_run_inside_a_collection(tmp_path, monkeypa
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["interrupted"] is False
     assert record["steps"] == 20 * 32 and record["seconds"] == 2.5
+
+
+def test_two_observations_with_one_key_get_a_row_each():
+    """The table's index is a 64-bit hash of the observation: where two observations share
+    one, each still gets its own row (the second moves on to the next key), both are found
+    again, and the keys handed back are the ones used."""
+    from numba import types
+    from numba.typed import Dict
+
+    index = Dict.empty(key_type=types.uint64, value_type=types.int64)
+    a, b = np.zeros(4, dtype=np.float32), np.ones(4, dtype=np.float32)
+    obs = np.stack([a, b, a, b])
+    masks = np.ones((4, 3), dtype=np.int8)
+    legal, shown = np.zeros((8, 3), dtype=np.bool_), np.zeros((8, 4), dtype=np.float32)
+    keys = np.full(4, 12345, dtype=np.uint64)  # one key for both, as a collision gives
+    rows, size = regret_kernels.find_rows(keys, masks, obs, index, legal, shown, 0)
+    assert rows.tolist() == [0, 1, 0, 1] and size == 2
+    assert keys[0] == keys[2] == 12345 and keys[1] == keys[3] != 12345
+    assert (shown[0] == a).all() and (shown[1] == b).all()
+
+
+def test_observation_keys_use_every_bit():
+    """Observations are mostly 0.0 and 1.0, whose float32 words differ only in bits 23 to
+    29: the keys of the distinct observations of random 9-card play must still differ in
+    their lowest 20 bits about as often as random numbers do (a hash that never mixed those
+    bits gave every key the same low bits, and two observations one key)."""
+    from hiddenhand.vector import vector_env
+
+    envs = vector_env("goofspiel", 256, num_cards=9, observation="markov")
+    obs, _ = envs.reset(seed=0)
+    rng, seen = np.random.default_rng(0), []
+    for _ in range(40):
+        seen.append(obs["observation"].copy())
+        legal = obs["action_mask"].astype(bool)
+        obs, *_ = envs.step(np.array([rng.choice(np.flatnonzero(row)) for row in legal]))
+    distinct = np.unique(np.concatenate(seen), axis=0)
+    keys = regret_kernels.hash_observations(distinct)
+    assert len(np.unique(keys)) == len(distinct)
+    low = len(np.unique(keys & np.uint64((1 << 20) - 1)))
+    assert low > 0.95 * len(distinct) > 5000  # about 0.99 for random 64-bit keys at this count
