@@ -135,9 +135,9 @@ SETTINGS: dict[str, CriticSettings] = {
     "bid_spoof": CriticSettings(temperature=0.3),
 }
 """Per game, settings that differ from the defaults. Spoof and Bid Spoof pay 1 for the game
-won, so a temperature of 0.05 of it is cold beside their Q-differences (tenths of a win),
-and the policy turned pure at once (exploitability 0.96 to 1.0 on whole Spoof, random play
-0.50); 0.3 and 1.0 both gave 0.43 to 0.47 after 2 million decisions (docs/training.md)."""
+won, so a temperature of 0.05 of it is cold beside their Q-differences (tenths of a win):
+the policy turned pure at once, and a warmer one kept it mixed (docs/training.md, "Self-play
+MMD with a critic", has the runs)."""
 
 
 def settings_for_rules(rules: Rules) -> CriticSettings:
