@@ -202,9 +202,9 @@ def merged(keys: np.ndarray, values: np.ndarray | None = None) -> tuple[np.ndarr
     """The distinct rows of ``keys``, how many times each occurs and (with ``values``) the
     mean of its values: a loss summed over every row equals the loss over the distinct rows
     weighted by their counts (for squared errors, about the means), so a fit costs per
-    distinct row. In small games self-play meets the same observations over and over (at 4
-    Goofspiel cards a collection of 16,384 decisions has about a thousand distinct ones), so
-    the batches can be large, and the critic's targets less noisy, at the price of small ones."""
+    distinct row. In small games self-play meets the same observations over and over
+    (docs/training.md counts them at 4 Goofspiel cards), so the batches can be large, and the
+    critic's targets less noisy, at the price of small ones."""
     keys = np.ascontiguousarray(keys)
     rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()  # a row as one value
     _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
