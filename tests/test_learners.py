@@ -192,3 +192,28 @@ def test_the_trained_best_responder_takes_the_device(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="sees no GPU"):
         approximate_exploitability(get("goofspiel").rules(num_cards=3), RandomAgent(), steps=10, device="cuda")
+
+
+def test_a_learner_without_a_network_never_imports_torch(tmp_path):
+    """Sampled regret matching's run, measures included, leaves torch unimported: a measure
+    is where Ctrl-C may raise, and a press that landed in torch's import, while it ran Python
+    from its C++ side, aborted the process (exit -6 instead of 130). In a fresh process, as
+    other tests import torch into this one."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "from dataclasses import replace\n"
+        "from hiddenhand.registry import get\n"
+        "from hiddenhand.training.learners import learner\n"
+        "rules = get('goofspiel').rules(num_cards=3, observation='markov')\n"
+        "regret = learner('regret')\n"
+        "settings = replace(regret.settings_for(rules), games=64)\n"
+        f"regret.run(rules, steps=20_000, out={str(tmp_path)!r}, eval_every=5_000, settings=settings, progress=False)\n"
+        "print('torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+    assert len(json.loads((tmp_path / "run.json").read_text())["curve"]) >= 4  # it measured, several times

@@ -36,6 +36,7 @@ import hashlib
 import importlib
 import io
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -70,10 +71,14 @@ def exact_measure(declared, rules, agent) -> float | None:
     first parallel measure in a process starts numba's OpenMP threading layer, which sets
     the OpenMP thread count that torch shares to every core: a one-thread network trained
     after it then ran on every core, and two runs side by side on two cores slowed each
-    other many times over."""
-    try:
-        import torch
-    except ImportError:  # a learner without a network
+    other many times over.
+
+    Only a torch already imported is kept: a learner without a network never imports it,
+    and importing it here, inside a measure that Ctrl-C may stop, let a press raise while
+    torch's import was running Python from its C++ side, which cannot pass an exception
+    through and aborted the process."""
+    torch = sys.modules.get("torch")
+    if torch is None:  # a learner without a network
         return declared.exact_exploitability(rules, agent)
     threads = torch.get_num_threads()
     try:
