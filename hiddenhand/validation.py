@@ -22,7 +22,7 @@ import contextlib
 import math
 import numbers
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -142,6 +142,14 @@ def check_int(name: str, value: Any, low: int, high: int) -> int:
     if not low <= number <= high:
         raise ValueError(f"{named(name, value)} is out of range; allowed: {low} to {high}")
     return number
+
+
+def check_number(name: str, value: Any, fits: Callable[[float], bool], allowed: str) -> float:
+    """``value``, a real number (not a bool) for which ``fits`` holds; ``allowed`` says which
+    ones do, in words ("0 to 1"), for the error."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not fits(value):
+        raise ValueError(f"{named(name, value)} is not allowed; allowed: a number {allowed}")
+    return value
 
 
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:

@@ -54,7 +54,7 @@ from hiddenhand.devices import torch_device
 from hiddenhand.registry import game_of
 from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.training.selfplay_collection import Batch, Collector
-from hiddenhand.validation import check_bool, check_int, named
+from hiddenhand.validation import check_bool, check_int, check_number, named
 from hiddenhand.vector import MAX_ENVS, vector_env
 
 
@@ -125,9 +125,7 @@ class CriticSettings:
             ("exploration", lambda x: 0 <= x <= 1, "0 to 1"),
             ("max_grad_norm", lambda x: x > 0, "more than 0"),
         ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not fits(value):
-                raise ValueError(f"{named(name, value)} is not allowed; allowed: a number {allowed}")
+            check_number(name, getattr(self, name), fits, allowed)
 
 
 SETTINGS: dict[str, CriticSettings] = {

@@ -30,7 +30,7 @@ from hiddenhand.core import Rules, State, check_rules
 from hiddenhand.registry import game_of, get
 from hiddenhand.training import regret_kernels as kernels
 from hiddenhand.training.run import Point, Run, exact_measure
-from hiddenhand.validation import check_bool, check_int, named
+from hiddenhand.validation import check_bool, check_int, check_number
 from hiddenhand.vector import MAX_ENVS, vector_env
 
 
@@ -87,9 +87,7 @@ class RegretSettings:
             ("baseline_rate", lambda x: 0.0 < x <= 1.0, "more than 0, at most 1"),
             ("exploration", lambda x: 0.0 < x <= 1.0, "more than 0, at most 1"),
         ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not fits(value):
-                raise ValueError(f"{named(name, value)} is not allowed; allowed: a number {allowed}")
+            check_number(name, getattr(self, name), fits, allowed)
 
 
 SETTINGS = {
