@@ -23,7 +23,7 @@ time on a GPU includes copying each step's observations to it and the actions ba
 
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_selfplay_throughput.py [--cards 6]
 [--hidden 512 512 512] [--games 1024] [--batch 32768] [--epochs 2] [--minibatches 4]
-[--repeats 3] [--devices cpu cuda]``. It alternates the loops, prints the median of the
+[--repeats 3] [--min-seconds 10] [--devices cpu cuda]``. It alternates the loops, prints the median of the
 repeats for each, the ratios and the breakdown.
 """
 
@@ -53,6 +53,13 @@ from hiddenhand.training.selfplay_collection import Batch, Collector  # noqa: E4
 GAME = "goofspiel"
 
 
+def _synchronize() -> None:
+    """Wait for the GPU's queued work, so that a timer around a call counts the work the call
+    launched (a GPU runs it after the call returns); nothing without one."""
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 class Clock:
     """Seconds spent per category, by :meth:`timed` wrappers."""
 
@@ -63,10 +70,12 @@ class Clock:
         """``function`` timed as ``category``; keeps its ``device`` (a policy's), which the collector reads."""
 
         def call(*args, **kwargs):
+            _synchronize()
             start = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
+                _synchronize()
                 self.seconds[category] += time.perf_counter() - start
 
         call.device = getattr(function, "device", None)
@@ -213,11 +222,13 @@ class Trainer:
         return played
 
 
-def rate(trainer: Trainer, decisions: int) -> float:
+def rate(trainer: Trainer, decisions: int, seconds: float) -> float:
+    """Decisions a second over at least ``decisions`` decisions and ``seconds`` seconds, after one warm-up update."""
     trainer.iterate()  # warm-up
     done, start = 0, time.perf_counter()
-    while done < decisions:
+    while done < decisions or time.perf_counter() - start < seconds:
         done += trainer.iterate()
+    _synchronize()
     return done / (time.perf_counter() - start)
 
 
@@ -230,6 +241,7 @@ def breakdown(make, decisions: int) -> dict[str, float]:
     done, start = 0, time.perf_counter()
     while done < decisions:
         done += trainer.iterate()
+    _synchronize()
     total = time.perf_counter() - start
     parts = {**clock.seconds, "other": total - sum(clock.seconds.values())}
     return {name: 1e6 * seconds / done for name, seconds in parts.items()}
@@ -248,6 +260,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--before-decisions", type=int, default=30_000, help="decisions per timed run of the old loop (default 30000)"
+    )
+    parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=0.0,
+        help="each timed run also lasts at least this long (default 0): a fast device's run of --decisions "
+        "may be too short to time",
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per loop; medians (default 3)")
     parser.add_argument(
@@ -278,7 +297,9 @@ def main() -> None:
     rates: dict[str, list[float]] = {name: [] for name in loops}
     for _ in range(args.repeats):
         for name, (loop, decisions, device) in loops.items():
-            rates[name].append(rate(Trainer(loop, params, settings, args.seed, device=device), decisions))
+            rates[name].append(
+                rate(Trainer(loop, params, settings, args.seed, device=device), decisions, args.min_seconds)
+            )
     hidden = "x".join(map(str, settings.hidden))
     print(
         f"{args.cards}-card Markov Goofspiel self-play MMD, end to end (collection and update: {args.epochs} epochs "
