@@ -14,7 +14,13 @@ legal action (mean over the positions, as reached): how far the exploration stil
 Seconds are of learning (the measures off the clock); torch on one thread. Settings are the
 learner's defaults, changed with ``--set NAME=VALUE`` (repeatable; ``--set hidden=64,64``).
 Example: ``NUMBA_NUM_THREADS=1 python benchmarks/diagnose_critic.py --cards 4 --updates 600
---set anneal=True``.
+--set anneal=True``. ``--set learning_rate=1e-12`` freezes the policy, so that the critic's
+error is its own (noise and bias), not its lag behind a moving policy.
+
+``--fit-exact STEPS`` is the capacity control: at the end, a fresh network of the critic's
+size is fitted by full-batch Adam to the exact Q-values themselves at every position, and
+its error (every legal action alike, as reached) is printed: what the network could hold
+without sampling noise.
 """
 
 from __future__ import annotations
@@ -66,6 +72,37 @@ def errors(learner: CriticMMD, where: Positions, scale: float) -> tuple[float, f
     return measure(table), played, every, rarest
 
 
+def fit_exact(learner: CriticMMD, where: Positions, scale: float, steps: int) -> float:
+    """The error (points, every legal action alike, as reached) of a fresh network of the
+    critic's size after ``steps`` full-batch Adam steps on the exact Q-values of the learner's policy."""
+    import torch
+
+    from hiddenhand.agents.network import mlp
+
+    obs, legal = torch.as_tensor(where.obs).float(), torch.as_tensor(where.masks)
+    with torch.no_grad():
+        logp = torch.log_softmax(learner.policy(obs).masked_fill(~legal, -torch.inf), dim=1).double()
+    table = where.to_table(logp.numpy())
+    exact = torch.as_tensor(where.rows_of(exact_q(table)[0])).float() * scale
+    reached = reach(table)
+    weights = np.concatenate([(reached[k][a, b, p] + reached[k][b, a, p]) / (2 * k) for k, a, b, p, _ in where.levels])
+    weights = torch.as_tensor(weights / weights.sum()).float()
+    net = mlp(obs.shape[1], learner.s.hidden, exact.shape[1])
+    optimizer = torch.optim.Adam(net.parameters(), lr=learner.s.critic_learning_rate)
+
+    def error():
+        gap = (net(obs) - exact).masked_fill(~legal, 0.0) / scale
+        return (weights * (gap**2).sum(dim=1) / legal.sum(dim=1)).sum()
+
+    for _ in range(steps):
+        loss = error()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        return error().sqrt().item()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cards", type=int, default=4, help="Goofspiel cards (default 4)")
@@ -74,6 +111,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the learner's seed (default 0)")
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="change one of the learner's settings"
+    )
+    parser.add_argument(
+        "--fit-exact",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="at the end, fit a fresh network of the critic's size to the exact Q-values (module docstring)",
     )
     args = parser.parse_args(argv)
     import torch
@@ -93,6 +137,11 @@ def main(argv: list[str] | None = None) -> None:
             figures = errors(learner, where, scale)
             print(f"| {update} | {decisions:,} | {seconds:.1f} | " + " | ".join(f"{x:.4f}" for x in figures) + " |")
         if update == args.updates:
+            if args.fit_exact:
+                print(
+                    f"a fresh network fitted to the exact Q-values in {args.fit_exact} steps: error "
+                    f"{fit_exact(learner, where, scale, args.fit_exact):.4f} points (every legal action)"
+                )
             break
         start = time.perf_counter()
         alpha = s.temperature * (1 - update / args.updates if s.anneal else 1.0)

@@ -170,6 +170,7 @@ def test_bad_settings_are_refused(tmp_path):
         ({"explore": 1.5}, "explore=1.5 is not allowed; allowed: a number 0 to 1"),
         ({"hidden": ()}, r"hidden=\(\) is not allowed; allowed: one or more positive widths"),
         ({"replay": 0}, "replay"),
+        ({"critic_average": 2.0}, "critic_average=2.0 is not allowed; allowed: a number 0 to 1"),
     ):
         with pytest.raises(ValueError, match=message):
             train_critic_mmd(
@@ -191,3 +192,24 @@ def test_a_polyak_magnet_moves_its_share_of_the_way_to_the_policy_after_each_upd
     learner.update(0.05)
     for old, now, policy in zip(before, learner.magnet.parameters(), learner.policy.parameters()):
         assert torch.allclose(now, 0.75 * old + 0.25 * policy, atol=1e-6)
+
+
+def test_an_averaged_critic_moves_its_share_of_the_way_after_each_fit_and_is_what_the_learner_reads():
+    import torch
+
+    from hiddenhand.training.critic_mmd import CriticMMD
+
+    rules = get("goofspiel").rules(num_cards=3, observation="markov")
+    learner = CriticMMD(rules, replace(CriticSettings(), critic_average=0.25, **TINY), 0, "cpu")
+    critic = learner.critic
+    with torch.no_grad():
+        for weights in critic.average.parameters():
+            weights.add_(1.0)  # apart from the Q network, so that a move shows
+    before = [w.clone() for w in critic.average.parameters()]
+    learner.update(0.05)
+    for old, now, net in zip(before, critic.average.parameters(), critic.net.parameters()):
+        assert torch.allclose(now, 0.75 * old + 0.25 * net, atol=1e-6)
+    obs = torch.rand(5, learner.inputs)
+    with torch.no_grad():
+        assert torch.equal(critic(obs), critic.average(obs))
+        assert not torch.allclose(critic(obs), critic.net(obs))

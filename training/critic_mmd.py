@@ -89,6 +89,10 @@ class CriticSettings:
     """Passes of the Q network over what it remembers, at each update."""
     replay: int = 4
     """Collections the critic remembers and fits on (the policy moves little between them)."""
+    critic_average: float = 0.0
+    """If more than 0, the values the learner reads (its targets' bootstraps and the policy's
+    step) are a Polyak average of the Q network, moved this share of the way to it after each
+    fit: the average smooths the noise each fit on sampled returns leaves in the weights."""
     policy_steps: int = 4
     """Adam steps fitting the policy network to the update's targets."""
     minibatches: int = 1
@@ -120,6 +124,7 @@ class CriticSettings:
             ("eta", lambda x: x > 0, "more than 0"),
             ("temperature", lambda x: x >= 0, "0 or more"),
             ("magnet_polyak", lambda x: 0 <= x <= 1, "0 to 1"),
+            ("critic_average", lambda x: 0 <= x <= 1, "0 to 1"),
             ("gae_lambda", lambda x: 0 <= x <= 1, "0 to 1"),
             ("explore", lambda x: 0 <= x <= 1, "0 to 1"),
             ("exploration", lambda x: 0 <= x <= 1, "0 to 1"),
@@ -222,9 +227,10 @@ class _Critic:
         self.net, self.s, self.rng = net, s, rng
         self.optimizer = torch.optim.Adam(net.parameters(), lr=s.critic_learning_rate)
         self.memory: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.average = copy.deepcopy(net) if s.critic_average else net
 
     def __call__(self, obs):
-        return self.net(obs)
+        return self.average(obs)
 
     def fit(self, batch: Batch) -> None:
         """Remember the batch's rows for the critic, then ``critic_epochs`` passes over what is
@@ -251,6 +257,10 @@ class _Critic:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
                 self.optimizer.step()
+        if self.s.critic_average:
+            with torch.no_grad():
+                for average, now in zip(self.average.parameters(), self.net.parameters()):
+                    average.lerp_(now, self.s.critic_average)
 
 
 def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettings, alpha: float) -> None:
