@@ -50,26 +50,39 @@ def settings_from(pairs: list[str]) -> CriticSettings:
     return dataclasses.replace(CriticSettings(), **changes)
 
 
-def errors(learner: CriticMMD, where: Positions, scale: float) -> tuple[float, float, float, float]:
-    """Exploitability, the critic's error on played and on all legal actions (points), and the
-    least likely legal action's probability, as the module docstring says."""
+def exact_values(learner: CriticMMD, where: Positions):
+    """At every position: the observations, the legal actions, the policy's log-probabilities,
+    the exact Q-values of the policy (points) and how often self-play reaches the position
+    (weights summing to 1); with the policy's table for :func:`markov_table.measure`."""
     import torch
 
     obs, legal = torch.as_tensor(where.obs).float(), torch.as_tensor(where.masks)
     with torch.no_grad():
         logp = torch.log_softmax(learner.policy(obs).masked_fill(~legal, -torch.inf), dim=1).double()
-        critic = learner.critic(obs).double() / scale
     table = where.to_table(logp.numpy())
     exact = torch.as_tensor(where.rows_of(exact_q(table)[0]))
     reached = reach(table)
     weights = np.concatenate([(reached[k][a, b, p] + reached[k][b, a, p]) / (2 * k) for k, a, b, p, _ in where.levels])
-    weights = torch.as_tensor(weights / weights.sum())
+    return obs, legal, logp, exact, torch.as_tensor(weights / weights.sum()), table
+
+
+def rms_every_action(gap, legal, weights):
+    """Root mean square of ``gap`` over the legal actions alike, the positions weighted as reached."""
+    return (weights * (gap.masked_fill(~legal, 0.0) ** 2).sum(dim=1) / legal.sum(dim=1)).sum().sqrt()
+
+
+def errors(learner: CriticMMD, where: Positions, scale: float) -> tuple[float, float, float, float]:
+    """Exploitability, the critic's error on played and on all legal actions (points), and the
+    least likely legal action's probability, as the module docstring says."""
+    import torch
+
+    obs, legal, logp, exact, weights, table = exact_values(learner, where)
+    with torch.no_grad():
+        gap = (learner.critic(obs).double() / scale - exact).masked_fill(~legal, 0.0)
     probs = logp.exp()
-    gap = (critic - exact).masked_fill(~legal, 0.0)
     played = (weights * (probs * gap**2).sum(dim=1)).sum().sqrt().item()
-    every = (weights * (gap**2).sum(dim=1) / legal.sum(dim=1)).sum().sqrt().item()
     rarest = (weights * probs.masked_fill(~legal, 1.0).min(dim=1).values).sum().item()
-    return measure(table), played, every, rarest
+    return measure(table), played, rms_every_action(gap, legal, weights).item(), rarest
 
 
 def fit_exact(learner: CriticMMD, where: Positions, scale: float, steps: int) -> float:
@@ -79,28 +92,17 @@ def fit_exact(learner: CriticMMD, where: Positions, scale: float, steps: int) ->
 
     from hiddenhand.agents.network import mlp
 
-    obs, legal = torch.as_tensor(where.obs).float(), torch.as_tensor(where.masks)
-    with torch.no_grad():
-        logp = torch.log_softmax(learner.policy(obs).masked_fill(~legal, -torch.inf), dim=1).double()
-    table = where.to_table(logp.numpy())
-    exact = torch.as_tensor(where.rows_of(exact_q(table)[0])).float() * scale
-    reached = reach(table)
-    weights = np.concatenate([(reached[k][a, b, p] + reached[k][b, a, p]) / (2 * k) for k, a, b, p, _ in where.levels])
-    weights = torch.as_tensor(weights / weights.sum()).float()
+    obs, legal, _, exact, weights, _ = exact_values(learner, where)
+    exact, weights = exact.float() * scale, weights.float()
     net = mlp(obs.shape[1], learner.s.hidden, exact.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=learner.s.critic_learning_rate)
-
-    def error():
-        gap = (net(obs) - exact).masked_fill(~legal, 0.0) / scale
-        return (weights * (gap**2).sum(dim=1) / legal.sum(dim=1)).sum()
-
     for _ in range(steps):
-        loss = error()
+        loss = rms_every_action(net(obs) - exact, legal, weights) ** 2
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     with torch.no_grad():
-        return error().sqrt().item()
+        return rms_every_action((net(obs) - exact) / scale, legal, weights).item()
 
 
 def main(argv: list[str] | None = None) -> None:
