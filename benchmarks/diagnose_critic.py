@@ -66,9 +66,9 @@ def exact_values(learner: CriticMMD, where: Positions):
     return obs, legal, logp, exact, torch.as_tensor(weights / weights.sum()), table
 
 
-def rms_every_action(gap, legal, weights):
-    """Root mean square of ``gap`` over the legal actions alike, the positions weighted as reached."""
-    return (weights * (gap.masked_fill(~legal, 0.0) ** 2).sum(dim=1) / legal.sum(dim=1)).sum().sqrt()
+def mean_square(gap, legal, weights):
+    """Mean square of ``gap`` over the legal actions alike, the positions weighted as reached."""
+    return (weights * (gap.masked_fill(~legal, 0.0) ** 2).sum(dim=1) / legal.sum(dim=1)).sum()
 
 
 def errors(learner: CriticMMD, where: Positions, scale: float) -> tuple[float, float, float, float]:
@@ -82,7 +82,7 @@ def errors(learner: CriticMMD, where: Positions, scale: float) -> tuple[float, f
     probs = logp.exp()
     played = (weights * (probs * gap**2).sum(dim=1)).sum().sqrt().item()
     rarest = (weights * probs.masked_fill(~legal, 1.0).min(dim=1).values).sum().item()
-    return measure(table), played, rms_every_action(gap, legal, weights).item(), rarest
+    return measure(table), played, mean_square(gap, legal, weights).sqrt().item(), rarest
 
 
 def fit_exact(learner: CriticMMD, where: Positions, scale: float, steps: int) -> float:
@@ -97,12 +97,12 @@ def fit_exact(learner: CriticMMD, where: Positions, scale: float, steps: int) ->
     net = mlp(obs.shape[1], learner.s.hidden, exact.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=learner.s.critic_learning_rate)
     for _ in range(steps):
-        loss = rms_every_action(net(obs) - exact, legal, weights) ** 2
+        loss = mean_square(net(obs) - exact, legal, weights)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     with torch.no_grad():
-        return rms_every_action((net(obs) - exact) / scale, legal, weights).item()
+        return mean_square((net(obs) - exact) / scale, legal, weights).sqrt().item()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -148,6 +148,15 @@ def settings_for_rules(rules: Rules) -> CriticSettings:
     return SETTINGS.get(rules.name, CriticSettings())
 
 
+def _polyak(average, net, share: float) -> None:
+    """Move ``average``'s weights ``share`` of the way to ``net``'s."""
+    import torch
+
+    with torch.no_grad():
+        for mean, now in zip(average.parameters(), net.parameters()):
+            mean.lerp_(now, share)
+
+
 def _log_softmax(logits, legal):
     import torch
 
@@ -258,9 +267,7 @@ class _Critic:
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
                 self.optimizer.step()
         if self.s.critic_average:
-            with torch.no_grad():
-                for average, now in zip(self.average.parameters(), self.net.parameters()):
-                    average.lerp_(now, self.s.critic_average)
+            _polyak(self.average, self.net, self.s.critic_average)
 
 
 def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettings, alpha: float) -> None:
@@ -320,8 +327,6 @@ class CriticMMD:
         """Move the magnet if it is due, collect, fit the critic, then the policy at
         temperature ``alpha`` (then move a Polyak magnet); the decisions played and the games
         finished."""
-        import torch
-
         s = self.s
         if self.magnet is not None and not s.magnet_polyak and self.updates % s.magnet_every == 0:
             self.magnet.load_state_dict(self.policy.state_dict())
@@ -330,9 +335,7 @@ class CriticMMD:
             self.critic.fit(batch)
             _fit_policy(self.policy, self.magnet, self.critic, self.optimizer, batch, s, alpha)
         if s.magnet_polyak:
-            with torch.no_grad():
-                for average, now in zip(self.magnet.parameters(), self.policy.parameters()):
-                    average.lerp_(now, s.magnet_polyak)
+            _polyak(self.magnet, self.policy, s.magnet_polyak)
         self.updates += 1
         return played, finished
 
