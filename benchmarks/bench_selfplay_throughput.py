@@ -23,8 +23,8 @@ time on a GPU includes copying each step's observations to it and the actions ba
 
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_selfplay_throughput.py [--cards 6]
 [--hidden 512 512 512] [--games 1024] [--batch 32768] [--epochs 2] [--minibatches 4]
-[--repeats 3] [--min-seconds 10] [--devices cpu cuda]``. It alternates the loops, prints the median of the
-repeats for each, the ratios and the breakdown.
+[--repeats 3] [--min-seconds 10] [--devices cpu cuda]``. It alternates the loops, prints
+the median of the repeats for each, the ratios and the breakdown.
 """
 
 from __future__ import annotations
