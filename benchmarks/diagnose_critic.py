@@ -146,8 +146,9 @@ def main(argv: list[str] | None = None) -> None:
                 )
             break
         start = time.perf_counter()
-        alpha = s.temperature * (1 - update / args.updates if s.anneal else 1.0)
-        decisions += learner.update(alpha)[0]
+        left = 1 - update / args.updates
+        alpha = s.temperature * (left if s.anneal else 1.0)
+        decisions += learner.update(alpha, s.learning_rate * (left if s.anneal_learning_rate else 1.0))[0]
         seconds += time.perf_counter() - start
 
 

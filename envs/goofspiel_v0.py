@@ -237,6 +237,7 @@ GAME = Game(
     ),
     agent_file="hiddenhand.agents.goofspiel_equilibrium:load_solution_agent",
     vector="hiddenhand.envs.goofspiel_vector:GoofspielVectorEnv",
+    round_model="hiddenhand.envs.goofspiel_round_model:round_model",
     benchmark=(
         Benchmark({"num_cards": 4, "observation": "markov"}, learn=True),
         Benchmark({"num_cards": 6, "observation": "markov"}, tabular=False, learn=True, steps_scale=2),

@@ -184,6 +184,9 @@ class Game:
       what it adds for this game alone (:class:`BenchmarkSection`).
     - ``vector``: the batched env class (a :class:`~hiddenhand.vector.RulesVectorEnv`:
       many games stepped at once as arrays), where the game has one.
+    - ``round_model``: ``(rules) -> model or None``, the expectation of a critic's targets
+      over one round (the other seats' moves under a policy, chance's draws), where the
+      configuration allows it (``hiddenhand.envs.goofspiel_round_model``).
     """
 
     name: str
@@ -201,6 +204,7 @@ class Game:
     benchmark: tuple[Benchmark, ...] = ()
     benchmark_sections: tuple[BenchmarkSection, ...] = ()
     vector: Ref | None = None
+    round_model: Ref | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():

@@ -18,7 +18,11 @@ is the Q-values, so this learner learns them:
    until its next decision plus ``V(o') = sum_a' pi(a'|o') Q(o', a')`` there (expected SARSA
    over the player's own decisions; lambda mixes in the sampled rest of the game). One
    decision's noise is then one round's, not the whole game's, and the network averages it
-   over the last few collections (:class:`_Critic`).
+   over the last few collections (:class:`_Critic`). Where the game declares a round model
+   for the configuration (two-player Markov Goofspiel: :mod:`hiddenhand.envs.goofspiel_round_model`),
+   the round's noise goes too: every legal action's target is its expected value over the
+   other player's bid (under the policy, which training knows) and the next prize, with the
+   critic's ``V`` at the positions that follow (setting ``targets``).
 3. **Policy.** At every observation of the batch the step's target is computed from the
    policy as it is and the critic's values of *every* legal action (no sampled action, no
    importance weight), and the policy network is fitted to it by a few Adam steps of cross
@@ -31,8 +35,10 @@ is the Q-values, so this learner learns them:
    ``magnet_polyak`` makes it a Polyak average of the policy, as R-NaD does (Perolat et al.,
    Science 2022). With a learnt critic each of them did worse than the constant temperature
    (docs/training.md, "Self-play MMD with a critic": the critic's error then decides), so
-   none is on by default. Values and temperature are in units of the game's largest
-   payoff, so that one setting serves every size of a game.
+   none is on by default, except with a round model's targets, whose critic is accurate
+   enough for a magnet moved on a slow clock (:data:`MODELLED`). Values and temperature
+   are in units of the game's largest payoff, so that one setting serves every size of a
+   game.
 
 Training keeps no table: what it remembers are the two networks and the decisions of the
 games still under way. The saved agent is the policy network
@@ -43,7 +49,7 @@ every point of the curve measures.
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +57,10 @@ import numpy as np
 from hiddenhand.agents.network import Member, NetworkAgent, mlp
 from hiddenhand.core import Rules, check_rules
 from hiddenhand.devices import torch_device
-from hiddenhand.registry import game_of
+from hiddenhand.registry import game_of, resolve
 from hiddenhand.training.run import Point, Run, exact_measure
 from hiddenhand.training.selfplay_collection import Batch, Collector
-from hiddenhand.validation import check_bool, check_int, check_number, named
+from hiddenhand.validation import check_bool, check_choice, check_int, check_number, named
 from hiddenhand.vector import MAX_ENVS, vector_env
 
 
@@ -79,6 +85,9 @@ class CriticSettings:
     """MMD's temperature ``alpha`` (the pull towards the magnet), in units of the game's largest payoff."""
     anneal: bool = False
     """Decay the temperature linearly to 0 over the run's budget."""
+    anneal_learning_rate: bool = False
+    """Decay the policy network's learning rate linearly to 0 over the run's budget: the
+    last iterate then settles instead of jittering by a step's fitting noise."""
     magnet_every: int = 0
     """Updates between moves of the magnet to the current policy; 0 keeps the uniform policy as
     the magnet (unless ``magnet_polyak``)."""
@@ -89,6 +98,11 @@ class CriticSettings:
     """Passes of the Q network over what it remembers, at each update."""
     replay: int = 4
     """Collections the critic remembers and fits on (the policy moves little between them)."""
+    targets: str = "auto"
+    """The critic's targets: ``sampled`` (each decision's lambda-return), ``expected`` (every
+    legal action's value, the round's expectation taken by the game's round model, where it
+    declares one: the other seats' moves under the policy and chance's draws) or ``auto``
+    (expected where the game has a round model for the configuration, else sampled)."""
     critic_average: float = 0.0
     """If more than 0, the values the learner reads (its targets' bootstraps and the policy's
     step) are a Polyak average of the Q network, moved this share of the way to it after each
@@ -116,6 +130,8 @@ class CriticSettings:
         check_int("policy_steps", self.policy_steps, 1, 10**4)
         check_int("minibatches", self.minibatches, 1, 10**6)
         check_bool("anneal", self.anneal)
+        check_bool("anneal_learning_rate", self.anneal_learning_rate)
+        check_choice("targets", self.targets, TARGETS)
         if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
             raise ValueError(f"{named('hidden', self.hidden)} is not allowed; allowed: one or more positive widths")
         for name, fits, allowed in (
@@ -143,9 +159,57 @@ the policy turned pure at once, and a warmer one kept it mixed (docs/training.md
 MMD with a critic", has the runs)."""
 
 
+MODELLED = CriticSettings(
+    critic_learning_rate=1e-3,
+    replay=1,
+    critic_epochs=8,
+    policy_steps=16,
+    eta=0.5,
+    magnet_every=200,
+    anneal_learning_rate=True,
+)
+"""The settings where the game has a round model for the configuration (targets ``auto``
+then takes it): the targets carry no round's noise, so the critic fits harder and on the
+last collection only, the policy follows each step's target more closely, and with the
+critic's error that small the magnet can move, on a slow clock with a smaller step (the
+tabular control's schedule). docs/training.md, "Critic targets from a model of the round",
+has the runs."""
+
+
 def settings_for_rules(rules: Rules) -> CriticSettings:
     """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
-    return SETTINGS.get(rules.name, CriticSettings())
+    if rules.name in SETTINGS:
+        return SETTINGS[rules.name]
+    if round_model(rules, "auto") is None:
+        return CriticSettings()
+    if rules.params.get("num_cards", 0) > MAGNET_CARDS:
+        return replace(MODELLED, magnet_every=0)
+    return MODELLED
+
+
+MAGNET_CARDS = 4
+"""The most cards at which :data:`MODELLED` moves the magnet. The default network holds the
+exact values to about 0.01 points at 4 cards and only to 0.24 at 6 (a fresh network fitted
+to them: docs/training.md), and with that error the magnet's moves cost more than they
+give, as they did with sampled targets; so above it the magnet stays uniform."""
+
+
+TARGETS = ("auto", "sampled", "expected")
+"""The values of the ``targets`` setting."""
+
+
+def round_model(rules: Rules, targets: str):
+    """The round model the critic's targets are taken with under setting ``targets``
+    (``None``: sampled targets); a clear error if ``expected`` is asked of a game or
+    configuration without one."""
+    hook = game_of(rules).round_model
+    model = resolve(hook)(rules) if hook is not None and targets != "sampled" else None
+    if targets == "expected" and model is None:
+        raise ValueError(
+            f"{named('targets', 'expected')} needs a round model, which {rules.name} {rules.params} does not "
+            f"declare; allowed here: 'sampled' or 'auto'"
+        )
+    return model
 
 
 def _polyak(average, net, share: float) -> None:
@@ -226,42 +290,71 @@ def merged(keys: np.ndarray, values: np.ndarray | None = None) -> tuple[np.ndarr
 
 
 class _Critic:
-    """The Q network, its optimiser and the decisions it learns from: the critic's share of
-    the last ``replay`` collections (step 2), each as its distinct (observation, action) rows
-    with their counts and mean lambda-returns (:func:`merged`)."""
+    """The Q network, its optimiser and the rows it learns from: those of the last ``replay``
+    collections (step 2), each row a distinct observation (:func:`merged`) with its count,
+    its targets and which of them count (a row of weights over the actions). Sampled
+    targets are one per (observation, action played), its mean lambda-return; a round
+    model's are every legal action's expected value (:meth:`RoundModel.expected_q
+    <hiddenhand.envs.goofspiel_round_model.RoundModel.expected_q>`)."""
 
-    def __init__(self, net, s: CriticSettings, rng: np.random.Generator) -> None:
+    def __init__(self, net, s: CriticSettings, rng: np.random.Generator, scale: float, model=None, policy=None) -> None:
         import torch
 
-        self.net, self.s, self.rng = net, s, rng
+        self.net, self.s, self.rng, self.scale = net, s, rng, scale
+        self.model, self.policy = model, policy
         self.optimizer = torch.optim.Adam(net.parameters(), lr=s.critic_learning_rate)
-        self.memory: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.memory: list[tuple] = []
         self.average = copy.deepcopy(net) if s.critic_average else net
 
     def __call__(self, obs):
         return self.average(obs)
 
-    def fit(self, batch: Batch) -> None:
-        """Remember the batch's rows for the critic, then ``critic_epochs`` passes over what is
-        remembered, in minibatches of about one collection's rows, each row's squared error
-        weighted by its count."""
+    def _sampled(self, batch: Batch):
+        """The rows of the decisions the critic may learn from (``critic``), by (observation, action played)."""
         import torch
 
         keep = batch.extra["critic"]
         keys = np.concatenate([batch.obs[keep].astype(np.float32), batch.actions[keep, None]], axis=1)
         rows, counts, means = merged(keys, batch.returns[keep])
-        self.memory = [*self.memory, (rows, counts, means)][-self.s.replay :]
+        actions = torch.as_tensor(rows[:, -1]).long()
+        weights = torch.nn.functional.one_hot(actions, batch.masks.shape[1]).float()
+        return rows[:, :-1], weights, weights * torch.as_tensor(means).float()[:, None], counts
+
+    def _expected(self, batch: Batch):
+        """Every decision's observation once, with the round model's targets for every legal action."""
+        import torch
+
+        width = batch.obs.shape[1]
+        keys, counts, _ = merged(np.concatenate([batch.obs.astype(np.float32), batch.masks], axis=1))
         device = next(self.net.parameters()).device
-        keys, counts, targets = (torch.as_tensor(np.concatenate(c), device=device).float() for c in zip(*self.memory))
-        obs, actions = keys[:, :-1], keys[:, -1].long()
-        n = len(actions)
-        size = -(-max(1, len(self.memory[-1][1])) // self.s.minibatches)
+        obs = torch.as_tensor(keys[:, :width], device=device)
+
+        def probs(x, legal):
+            return torch.softmax(_log_softmax(self.policy(x), legal), dim=1)
+
+        with torch.no_grad():
+            targets = self.model.expected_q(obs, probs, self, self.scale)
+        return keys[:, :width], torch.as_tensor(keys[:, width:]), targets, counts
+
+    def fit(self, batch: Batch) -> None:
+        """Remember the batch's rows, then ``critic_epochs`` passes over what is remembered,
+        in minibatches of about one collection's rows, each row's squared errors weighted by
+        its count."""
+        import torch
+
+        obs, weights, targets, counts = (self._expected if self.model else self._sampled)(batch)
+        device = next(self.net.parameters()).device
+        rows = tuple(torch.as_tensor(x, device=device).float() for x in (obs, weights, targets, counts))
+        self.memory = [*self.memory, rows][-self.s.replay :]
+        obs, weights, targets, counts = (torch.cat(c) for c in zip(*self.memory))
+        n = len(counts)
+        size = -(-max(1, len(self.memory[-1][3])) // self.s.minibatches)
         for _ in range(self.s.critic_epochs):
             order = torch.as_tensor(self.rng.permutation(n), device=device)
             for start in range(0, n, size):
                 rows = order[start : start + size]
-                q = self.net(obs[rows]).gather(1, actions[rows, None]).ravel()
-                loss = 0.5 * (counts[rows] * (q - targets[rows]) ** 2).sum() / counts[rows].sum()
+                gaps = weights[rows] * (self.net(obs[rows]) - targets[rows]) ** 2
+                loss = 0.5 * (counts[rows] * gaps.sum(dim=1)).sum() / counts[rows].sum()
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
@@ -319,15 +412,19 @@ class CriticMMD:
         self.policy = mlp(self.inputs, s.hidden, self.actions).to(device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=s.learning_rate)
         self.magnet = copy.deepcopy(self.policy) if s.magnet_every or s.magnet_polyak else None
-        self.critic = _Critic(mlp(self.inputs, s.hidden, self.actions).to(device), s, np.random.default_rng(seed))
-        self.collector = _Exploring(rules.name, rules.params, s, seed, self.critic, device)
         self.scale = 1.0 / max(abs(u) for u in rules.utility_range)
+        net = mlp(self.inputs, s.hidden, self.actions).to(device)
+        model = round_model(rules, s.targets)
+        self.critic = _Critic(net, s, np.random.default_rng(seed), self.scale, model, self.policy)
+        self.collector = _Exploring(rules.name, rules.params, s, seed, self.critic, device)
 
-    def update(self, alpha: float) -> tuple[int, int]:
+    def update(self, alpha: float, learning_rate: float | None = None) -> tuple[int, int]:
         """Move the magnet if it is due, collect, fit the critic, then the policy at
-        temperature ``alpha`` (then move a Polyak magnet); the decisions played and the games
-        finished."""
+        temperature ``alpha`` and Adam's step ``learning_rate`` (default the setting's), then
+        move a Polyak magnet; the decisions played and the games finished."""
         s = self.s
+        for group in self.optimizer.param_groups:
+            group["lr"] = s.learning_rate if learning_rate is None else learning_rate
         if self.magnet is not None and not s.magnet_polyak and self.updates % s.magnet_every == 0:
             self.magnet.load_state_dict(self.policy.state_dict())
         batch, played, finished = self.collector.collect(self.policy, s.gae_lambda, self.scale)
@@ -384,9 +481,21 @@ def train_critic_mmd(
         while run.going():
             if run.due(eval_every):
                 run.measure(measure)
-            run.advance(*learner.update(s.temperature * (1 - run.spent() if s.anneal else 1.0)))
-    record = {"settings": asdict(s), "seed": seed, "device": device}
+            left = 1 - run.spent()
+            alpha = s.temperature * (left if s.anneal else 1.0)
+            run.advance(*learner.update(alpha, s.learning_rate * (left if s.anneal_learning_rate else 1.0)))
+    targets = "expected" if learner.critic.model is not None else "sampled"
+    record = {"settings": asdict(s), "critic_targets": targets, "seed": seed, "device": device}
     return run.finish(lambda: learner.agent().save(run.out), measure, record)
 
 
-__all__ = ["SETTINGS", "CriticMMD", "CriticSettings", "merged", "settings_for_rules", "train_critic_mmd"]
+__all__ = [
+    "MODELLED",
+    "SETTINGS",
+    "TARGETS",
+    "CriticMMD",
+    "CriticSettings",
+    "merged",
+    "settings_for_rules",
+    "train_critic_mmd",
+]

@@ -154,8 +154,10 @@ for _declared in (
         "Train a policy network by self-play magnetic mirror descent taken in closed form: a Q network learns "
         "every legal action's value from the sampled games (one seat of some games explores), and at each update "
         "the policy network is fitted to MMD's step computed from its own probabilities and those values, at a "
-        "constant temperature (or annealed with --anneal, or towards a magnet that moves). No table: the policy "
-        "network is what is measured and saved. Games with a batched env only.",
+        "constant temperature (or annealed with --anneal, or towards a magnet that moves). Where the game declares "
+        "a model of the round (two-player Markov Goofspiel), the Q network learns every bid's expected value over "
+        "the other's bid and the next prize instead (--targets), and the defaults move the magnet. No table: the "
+        "policy network is what is measured and saved. Games with a batched env only.",
         "hiddenhand.training.critic_mmd:train_critic_mmd",
         "hiddenhand.training.critic_mmd:settings_for_rules",
         steps=2_000_000,
