@@ -146,9 +146,7 @@ def main(argv: list[str] | None = None) -> None:
                 )
             break
         start = time.perf_counter()
-        left = 1 - update / args.updates
-        alpha = s.temperature * (left if s.anneal else 1.0)
-        decisions += learner.update(alpha, s.learning_rate * (left if s.anneal_learning_rate else 1.0))[0]
+        decisions += learner.update(1 - update / args.updates)[0]
         seconds += time.perf_counter() - start
 
 

@@ -202,7 +202,7 @@ def test_a_polyak_magnet_moves_its_share_of_the_way_to_the_policy_after_each_upd
         for weights in learner.magnet.parameters():
             weights.add_(1.0)  # apart from the policy, so that a move shows
     before = [w.clone() for w in learner.magnet.parameters()]
-    learner.update(0.05)
+    learner.update()
     for old, now, policy in zip(before, learner.magnet.parameters(), learner.policy.parameters()):
         assert torch.allclose(now, 0.75 * old + 0.25 * policy, atol=1e-6)
 
@@ -219,7 +219,7 @@ def test_an_averaged_critic_moves_its_share_of_the_way_after_each_fit_and_is_wha
         for weights in critic.average.parameters():
             weights.add_(1.0)  # apart from the Q network, so that a move shows
     before = [w.clone() for w in critic.average.parameters()]
-    learner.update(0.05)
+    learner.update()
     for old, now, net in zip(before, critic.average.parameters(), critic.net.parameters()):
         assert torch.allclose(now, 0.75 * old + 0.25 * net, atol=1e-6)
     obs = torch.rand(5, learner.inputs)

@@ -418,13 +418,15 @@ class CriticMMD:
         self.critic = _Critic(net, s, np.random.default_rng(seed), self.scale, model, self.policy)
         self.collector = _Exploring(rules.name, rules.params, s, seed, self.critic, device)
 
-    def update(self, alpha: float, learning_rate: float | None = None) -> tuple[int, int]:
-        """Move the magnet if it is due, collect, fit the critic, then the policy at
-        temperature ``alpha`` and Adam's step ``learning_rate`` (default the setting's), then
-        move a Polyak magnet; the decisions played and the games finished."""
+    def update(self, left: float = 1.0) -> tuple[int, int]:
+        """Move the magnet if it is due, collect, fit the critic, then the policy, and move a
+        Polyak magnet; the decisions played and the games finished. ``left`` is the share of
+        the run's budget still to spend: the temperature and the policy's learning rate are
+        scaled by it where the settings anneal them."""
         s = self.s
+        alpha = s.temperature * (left if s.anneal else 1.0)
         for group in self.optimizer.param_groups:
-            group["lr"] = s.learning_rate if learning_rate is None else learning_rate
+            group["lr"] = s.learning_rate * (left if s.anneal_learning_rate else 1.0)
         if self.magnet is not None and not s.magnet_polyak and self.updates % s.magnet_every == 0:
             self.magnet.load_state_dict(self.policy.state_dict())
         batch, played, finished = self.collector.collect(self.policy, s.gae_lambda, self.scale)
@@ -481,9 +483,7 @@ def train_critic_mmd(
         while run.going():
             if run.due(eval_every):
                 run.measure(measure)
-            left = 1 - run.spent()
-            alpha = s.temperature * (left if s.anneal else 1.0)
-            run.advance(*learner.update(alpha, s.learning_rate * (left if s.anneal_learning_rate else 1.0)))
+            run.advance(*learner.update(1 - run.spent()))
     targets = "expected" if learner.critic.model is not None else "sampled"
     record = {"settings": asdict(s), "critic_targets": targets, "seed": seed, "device": device}
     return run.finish(lambda: learner.agent().save(run.out), measure, record)
