@@ -1,5 +1,7 @@
-"""RLlib's PPO beside our in-process PPO self-play: the same settings, the same credit, the
-same decisions, on one game; exact exploitability curves and throughput side by side.
+"""RLlib's PPO beside our in-process PPO self-play (or, with ``--update mmd-critic``, self-play
+MMD with a critic as an RLlib Learner beside ``hiddenhand train mmd-critic``): the same
+settings, the same credit, the same decisions, on one game; exact exploitability curves and
+throughput side by side.
 
 ``hiddenhand train rllib`` runs RLlib's PPO with our settings for the game (the learning
 rate and its annealing, GAE lambda 0.7, gamma 1, the batch and epochs; the study's clip and
@@ -14,11 +16,13 @@ against seconds (``--plot``). RLlib runs on a local Ray instance on 127.0.0.1 wi
 ``--cpus`` CPUs, sampling in the driver (``--env-runners 0``, as the benchmark runs it: Ray
 starts its runners niced, and on a busy machine a starved runner returns no samples within
 RLlib's timeout, so iterations pass without training), once per ``--envs-per-runner``
-value given.
+value given. With ``--update mmd-critic`` RLlib trains with the settings of the learner
+``rllib-mmd-critic`` (those of ``hiddenhand train mmd-critic`` for the game) and the
+in-process learner is ``mmd-critic`` with its own.
 
-Run: ``python benchmarks/bench_rllib.py [--game goofspiel] [--params '{"num_cards": 4,
-"observation": "markov"}'] [--decisions 50000] [--measures 5] [--envs-per-runner 8]
-[--rllib-settings '{}'] [--env-runners 0] [--cpus 2] [--plot rllib.png]``.
+Run: ``python benchmarks/bench_rllib.py [--update ppo|mmd-critic] [--game goofspiel]
+[--params '{"num_cards": 4, "observation": "markov"}'] [--decisions 50000] [--measures 5]
+[--envs-per-runner 8] [--rllib-settings '{}'] [--env-runners 0] [--cpus 2] [--plot rllib.png]``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,12 @@ from dataclasses import replace
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--update",
+        choices=("ppo", "mmd-critic"),
+        default="ppo",
+        help="the update both learners take: PPO (default) or MMD with a critic",
+    )
     parser.add_argument("--game", default="goofspiel", help="a game with a batched env (default goofspiel)")
     parser.add_argument(
         "--params",
@@ -63,12 +73,14 @@ def main() -> None:
 
     from hiddenhand.registry import get
     from hiddenhand.training import plots
-    from hiddenhand.training.policy_gradient import ppo_settings, train_selfplay
-    from hiddenhand.training.rllib_train import rllib_settings_for, train_rllib
+    from hiddenhand.training.learners import learner
+    from hiddenhand.training.rllib_train import train_rllib
 
     torch.set_num_threads(1)
     rules = get(args.game).rules(**args.params)
-    settings = replace(rllib_settings_for(args.game), **args.rllib_settings)
+    ours, theirs = {"ppo": ("ppo-selfplay", "rllib"), "mmd-critic": ("mmd-critic", "rllib-mmd-critic")}[args.update]
+    method = {"ppo": "PPO", "mmd-critic": "MMD with a critic"}[args.update]
+    settings = replace(learner(theirs).settings_for(rules), **args.rllib_settings)
     runs = []
     for envs in args.envs_per_runner:
         with tempfile.TemporaryDirectory() as out:
@@ -81,16 +93,14 @@ def main() -> None:
                 settings=replace(settings, env_runners=args.env_runners, envs_per_runner=envs),
             )
         where = "in the driver" if args.env_runners == 0 else f"on each of {args.env_runners} runners"
-        runs.append((f"RLlib PPO, {envs} games {where}", curve))
+        runs.append((f"RLlib {method}, {envs} games {where}", curve))
     every = max(1, args.decisions // args.measures)
     with tempfile.TemporaryDirectory() as out:
-        curve = train_selfplay(
-            rules, steps=args.decisions, out=out, settings=ppo_settings(rules), eval_every=every, progress=False
-        )
-    runs.append(("hiddenhand selfplay PPO (one process)", curve))
+        curve = learner(ours).run(rules, steps=args.decisions, out=out, eval_every=every, progress=False)
+    runs.append((f"hiddenhand {ours} (one process)", curve))
     base = curve[-1].steps / curve[-1].seconds
     print(f"{plots.describe(rules)}; exploitability measured exactly, training seconds without the measures")
-    print("| learner | decisions | seconds | decisions/s | exploitability | speed vs selfplay |")
+    print("| learner | decisions | seconds | decisions/s | exploitability | speed vs ours |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, curve in runs:
         last = curve[-1]
@@ -102,7 +112,7 @@ def main() -> None:
     for name, curve in runs:
         print(f"{name}: " + ", ".join(f"{p.steps:,}: {p.exploitability:.4f}" for p in curve))
     if args.plot:
-        fig, axes = plots.figure(2, f"RLlib PPO and our PPO self-play on {plots.describe(rules)}")
+        fig, axes = plots.figure(2, f"RLlib {method} and ours, self-play on {plots.describe(rules)}")
         for ax, column, xlabel in ((axes[0], "steps", plots.DECISIONS), (axes[1], "seconds", "training seconds")):
             plots.labels(ax, xlabel, plots.EXPLOITABILITY, xlog=True, ylog=True)
             for k, (name, curve) in enumerate(runs):

@@ -21,6 +21,12 @@ What a new user trips over, and what this module does about it:
   sampling, in the loss and at inference.
 - Self-play needs a policy mapping: :func:`ppo_config` maps every seat to one shared module
   (``"shared"``) or each seat to its own (``"per_seat"``).
+- A learner that needs every legal action's value (MMD with a critic,
+  ``hiddenhand.training.rllib_mmd``) asks :func:`ppo_config` for ``action_values`` (the unit
+  they are learnt in, the game's largest payoff): the module's value head then has one
+  output per action (:meth:`MaskedPPOModule.compute_q`), on an encoder of its own, and its
+  state value is the policy's expectation of them, which is what RLlib's advantage
+  estimation reads.
 
 A trained module plays as a hiddenhand agent (:class:`RLlibAgent`: ``policy_batch`` is one
 forward pass), so it enters ``hiddenhand play``, tournaments and ``hiddenhand
@@ -61,6 +67,9 @@ POLICIES = ("shared", "per_seat")
 MODULE_FILE, META_FILE = "module.pt", "agent.json"
 LOGIT_FLOOR = -1e9
 """What ``log(0)`` of an illegal action's mask becomes in the logits."""
+ACTION_VALUES = "action_values"
+"""The model-config key that gives :class:`MaskedPPOModule` one value per action: the unit of
+the value head's outputs (more than 0; absent or 0: one state value)."""
 
 
 def env_name(game: str) -> str:
@@ -159,7 +168,9 @@ class MultiAgentGame(MultiAgentEnv):
 
 class MaskedPPOModule(DefaultPPOTorchRLModule):
     """RLlib's default PPO networks on ``"observations"``, with the action mask applied to
-    the logits (``log(mask)``, floored at :data:`LOGIT_FLOOR`); see the module docstring."""
+    the logits (``log(mask)``, floored at :data:`LOGIT_FLOOR`); with ``model_config``
+    :data:`ACTION_VALUES` true, the value head gives every action's value; see the module
+    docstring."""
 
     def __init__(self, *args, observation_space=None, **kwargs) -> None:
         if not isinstance(observation_space, gymnasium.spaces.Dict) or set(observation_space) != {
@@ -172,6 +183,14 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
             )
         self.masked_space = observation_space
         super().__init__(*args, observation_space=observation_space[OBSERVATIONS], **kwargs)
+
+    def setup(self) -> None:
+        super().setup()
+        if self.model_config.get(ACTION_VALUES):
+            from dataclasses import replace
+
+            head = replace(self.catalog.vf_head_config, output_layer_dim=int(self.action_space.n))  # in that unit
+            self.vf = head.build(framework="torch")
 
     @staticmethod
     def _split(batch: dict) -> tuple[Any, dict]:
@@ -196,9 +215,26 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         return self._masked(super()._forward_train(batch, **kwargs), mask)
 
     def compute_values(self, batch: dict, embeddings=None):
-        if isinstance(batch[Columns.OBS], dict):
-            _, batch = self._split(batch)
-        return super().compute_values(batch, embeddings)
+        """The state value: the value head's, or with :data:`ACTION_VALUES` the policy's
+        expectation of :meth:`compute_q` (expected SARSA's bootstrap)."""
+        if not self.model_config.get(ACTION_VALUES):
+            if isinstance(batch[Columns.OBS], dict):
+                _, batch = self._split(batch)
+            return super().compute_values(batch, embeddings)
+        import torch
+
+        mask, inner = self._split(batch)
+        logits = self._masked(super()._forward(inner), mask)[Columns.ACTION_DIST_INPUTS]
+        return (torch.softmax(logits, dim=-1) * self.compute_q(batch, embeddings)).sum(dim=-1)
+
+    def compute_q(self, batch: dict, embeddings=None):
+        """Every action's value at the batch's observations (a row per observation), from the
+        value head of a module built with :data:`ACTION_VALUES`."""
+        if not self.model_config.get(ACTION_VALUES):
+            raise ValueError(f"compute_q needs a module built with model_config {ACTION_VALUES!r}: True")
+        _, inner = self._split(batch)
+        values = super().compute_values(inner, embeddings)
+        return values.reshape(len(values), int(self.action_space.n)) * self.model_config[ACTION_VALUES]
 
 
 def ppo_config(
@@ -210,12 +246,13 @@ def ppo_config(
     envs_per_runner: int = 8,
     hidden: tuple[int, ...] = (128, 128),
     seed: int = 0,
+    action_values: float = 0.0,
 ):
     """A ``PPOConfig`` for self-play on ``game`` (registered first): every seat mapped to one
     module (``policy="shared"``) or each seat to its own (``"per_seat"``, modules named by
-    the seats), each a :class:`MaskedPPOModule`. ``envs_per_runner`` games step together in
-    each env runner: our games last 4 to 30 moves, so RLlib's fixed cost per episode would
-    otherwise dominate."""
+    the seats), each a :class:`MaskedPPOModule` (with ``action_values`` more than 0, a value
+    per action in that unit, on an encoder of its own). ``envs_per_runner`` games step together in each env runner:
+    our games last 4 to 30 moves, so RLlib's fixed cost per episode would otherwise dominate."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -227,10 +264,10 @@ def ppo_config(
     rules = get(game).rules(**config)
     seats = [f"player_{i}" for i in range(rules.num_players)]
     modules = ["shared"] if policy == "shared" else seats
+    values = {ACTION_VALUES: float(action_values), "vf_share_layers": False} if action_values else {}
+    model = {"fcnet_hiddens": list(hidden)} | values
     spec = MultiRLModuleSpec(
-        rl_module_specs={
-            m: RLModuleSpec(module_class=MaskedPPOModule, model_config={"fcnet_hiddens": list(hidden)}) for m in modules
-        }
+        rl_module_specs={m: RLModuleSpec(module_class=MaskedPPOModule, model_config=model) for m in modules}
     )
     return (
         PPOConfig()
@@ -329,6 +366,7 @@ def _plain(value: Any) -> bool:
 
 
 __all__ = [
+    "ACTION_VALUES",
     "MaskedPPOModule",
     "MultiAgentGame",
     "RLlibAgent",

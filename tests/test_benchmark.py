@@ -327,7 +327,7 @@ def test_a_budget_with_rllib_is_refused_without_ray_before_any_work(tmp_path, mo
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
-    with pytest.raises(ValueError, match=r"the full budget trains RLlib, which needs Ray: pip install"):
+    with pytest.raises(ValueError, match=r"the full budget trains rllib, which needs ray: pip install '.\[ray\]'"):
         run_benchmark("full", tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
 

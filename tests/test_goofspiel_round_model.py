@@ -103,14 +103,14 @@ def test_the_critic_fits_every_legal_bid_to_the_model_s_targets():
 
 def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
     """Where the round model applies the critic fits harder and the magnet moves (at most
-    ``MAGNET_CARDS`` cards; above, the magnet stays uniform); elsewhere the sampled defaults,
+    ``MAGNET_CARDS`` cards; above, the magnet stays uniform at its own temperature); elsewhere the sampled defaults,
     and a game's own settings (Spoof's temperature) first."""
-    from hiddenhand.training.critic_mmd import MAGNET_CARDS, MODELLED, SETTINGS, settings_for_rules
+    from hiddenhand.training.critic_mmd import HELD_TEMPERATURE, MAGNET_CARDS, MODELLED, SETTINGS, settings_for_rules
 
     goofspiel = get("goofspiel")
     small = settings_for_rules(goofspiel.rules(num_cards=MAGNET_CARDS, observation="markov"))
     large = settings_for_rules(goofspiel.rules(num_cards=MAGNET_CARDS + 2, observation="markov"))
     assert small == MODELLED and small.magnet_every > 0 and small.critic_epochs > CriticSettings().critic_epochs
-    assert large == replace(MODELLED, magnet_every=0)
+    assert large == replace(MODELLED, magnet_every=0, temperature=HELD_TEMPERATURE)
     assert settings_for_rules(goofspiel.rules(num_cards=4)) == CriticSettings()  # full observation: no model
     assert settings_for_rules(get("spoof").rules(observation="markov")) == SETTINGS["spoof"]

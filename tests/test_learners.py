@@ -32,6 +32,7 @@ TINY = {
     "nfsp": {"min_buffer_size_to_learn": 64, "batch_size": 32, "learn_every": 16},
     "psro": {"episodes_per_oracle": 30, "sims_per_entry": 8, "prd_iterations": 500, "min_buffer_size_to_learn": 32},
     "rllib": {"env_runners": 0, "envs_per_runner": 2, "batch": 256, "num_cpus": 1},
+    "rllib-mmd-critic": {"env_runners": 0, "envs_per_runner": 2, "batch": 256, "num_cpus": 1, "epochs": 2},
 }
 """Per declared learner, settings small enough for seconds."""
 
@@ -39,13 +40,13 @@ STEPS = {"cfr": 10, "psro": 600}
 
 
 def _params(name: str) -> list:
-    marks = [pytest.mark.xdist_group("ray")] if name == "rllib" else []
+    marks = [pytest.mark.xdist_group("ray")] if learner(name).requires == "ray" else []
     return [pytest.param(name, marks=marks, id=name)]
 
 
 @pytest.mark.parametrize("name", [p for name in learners() for p in _params(name)])
 def test_every_declared_learner_trains_through_the_one_call(name, tmp_path, request):
-    if name == "rllib":
+    if learner(name).requires == "ray":
         pytest.importorskip("ray")
         request.getfixturevalue("ray_local")
     declared = learner(name)

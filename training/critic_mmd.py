@@ -183,7 +183,7 @@ def settings_for_rules(rules: Rules) -> CriticSettings:
     if round_model(rules, "auto") is None:
         return CriticSettings()
     if rules.params.get("num_cards", 0) > MAGNET_CARDS:
-        return replace(MODELLED, magnet_every=0)
+        return replace(MODELLED, magnet_every=0, temperature=HELD_TEMPERATURE)
     return MODELLED
 
 
@@ -191,7 +191,15 @@ MAGNET_CARDS = 4
 """The most cards at which :data:`MODELLED` moves the magnet. The default network holds the
 exact values to about 0.01 points at 4 cards and only to 0.24 at 6 (a fresh network fitted
 to them: docs/training.md), and with that error the magnet's moves cost more than they
-give, as they did with sampled targets; so above it the magnet stays uniform."""
+give, as they did with sampled targets; so above it the magnet stays uniform, at the
+temperature :data:`HELD_TEMPERATURE`."""
+
+HELD_TEMPERATURE = 0.02
+"""The temperature of :data:`MODELLED` where the magnet stays uniform (above
+:data:`MAGNET_CARDS`). Its floor is the quantal response equilibrium it sets: lower goes
+nearer the equilibrium until the critic's error decides. At 6 cards the runs in
+docs/training.md went furthest between 0.017 and 0.025; 0.05 stopped at its floor and 0.008
+or annealing to 0 let the error take over."""
 
 
 TARGETS = ("auto", "sampled", "expected")
@@ -221,10 +229,29 @@ def _polyak(average, net, share: float) -> None:
             mean.lerp_(now, share)
 
 
-def _log_softmax(logits, legal):
+def masked_log_softmax(logits, legal):
+    """Log-probabilities over the ``legal`` actions (-inf elsewhere)."""
     import torch
 
     return torch.log_softmax(logits.masked_fill(~legal, -torch.inf), dim=1)
+
+
+def mmd_target(own, anchor, values, legal, eta: float, alpha: float):
+    """MMD's step in closed form, the distribution the policy is fitted to: ``own`` and
+    ``anchor`` are the policy's and the magnet's log-probabilities (``None``: the uniform
+    magnet), ``values`` every action's value in units of the game's largest payoff (module
+    docstring); rows of a batch, ``legal`` their masks."""
+    import torch
+
+    anchor = masked_log_softmax(torch.zeros_like(own), legal) if anchor is None else anchor
+    step = (own + eta * alpha * anchor + eta * values) / (1 + eta * alpha)
+    return torch.softmax(step.masked_fill(~legal, -torch.inf), dim=1)
+
+
+def cross_entropy(target, logp, legal):
+    """Each row's cross entropy of the policy's log-probabilities ``logp`` against ``target``,
+    over the legal actions."""
+    return -(target * logp.masked_fill(~legal, 0.0)).sum(dim=1)
 
 
 class _Exploring(Collector):
@@ -255,7 +282,7 @@ class _Exploring(Collector):
         with torch.no_grad():
             seen = torch.from_numpy(obs["observation"]).to(self.device).float()
             legal = torch.as_tensor(obs["action_mask"], device=self.device).bool()
-            logp = _log_softmax(policy(seen), legal)
+            logp = masked_log_softmax(policy(seen), legal)
             probs = logp.exp()
             values = (probs * self.critic(seen).masked_fill(~legal, 0.0)).sum(dim=1)
             exploring = torch.as_tensor(self.explorer == info["player"], device=self.device)
@@ -330,7 +357,7 @@ class _Critic:
         obs = torch.as_tensor(keys[:, :width], device=device)
 
         def probs(x, legal):
-            return torch.softmax(_log_softmax(self.policy(x), legal), dim=1)
+            return torch.softmax(masked_log_softmax(self.policy(x), legal), dim=1)
 
         with torch.no_grad():
             targets = self.model.expected_q(obs, probs, self, self.scale)
@@ -376,18 +403,16 @@ def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettin
     legal = torch.as_tensor(keys[:, width:], device=device).bool()
     weights = torch.as_tensor(counts / counts.sum(), device=device).float()
     with torch.no_grad():
-        own = _log_softmax(policy(obs), legal)
-        anchor = _log_softmax(magnet(obs), legal) if magnet is not None else _log_softmax(torch.zeros_like(own), legal)
-        q = critic(obs)
-        step = (own + s.eta * alpha * anchor + s.eta * q) / (1 + s.eta * alpha)
-        target = torch.softmax(step.masked_fill(~legal, -torch.inf), dim=1)
+        own = masked_log_softmax(policy(obs), legal)
+        anchor = masked_log_softmax(magnet(obs), legal) if magnet is not None else None
+        target = mmd_target(own, anchor, critic(obs), legal, s.eta, alpha)
     n = len(obs)
     size = -(-n // s.minibatches)
     for step_number in range(s.policy_steps):
         start = (step_number * size) % n
         rows = slice(start, start + size)
-        logp = _log_softmax(policy(obs[rows]), legal[rows]).masked_fill(~legal[rows], 0.0)
-        loss = -(weights[rows] * (target[rows] * logp).sum(dim=1)).sum() / weights[rows].sum()
+        logp = masked_log_softmax(policy(obs[rows]), legal[rows])
+        loss = (weights[rows] * cross_entropy(target[rows], logp, legal[rows])).sum() / weights[rows].sum()
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
@@ -490,12 +515,16 @@ def train_critic_mmd(
 
 
 __all__ = [
+    "HELD_TEMPERATURE",
     "MODELLED",
     "SETTINGS",
     "TARGETS",
     "CriticMMD",
     "CriticSettings",
+    "cross_entropy",
+    "masked_log_softmax",
     "merged",
+    "mmd_target",
     "settings_for_rules",
     "train_critic_mmd",
 ]

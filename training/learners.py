@@ -44,7 +44,9 @@ class Learner:
     for a configuration; ``unit`` is what ``steps`` count (``"decision"`` or
     ``"iteration"``), ``steps`` and ``eval_every`` the defaults of a run; ``plays`` keeps
     the games it can learn; ``network`` says it trains a torch network (it takes
-    ``--device``)."""
+    ``--device``); ``requires`` names a module it needs that the base install lacks (``"ray"``:
+    the ``[ray]`` extra), so that the benchmark refuses a budget that trains it where the
+    module is missing."""
 
     name: str
     summary: str
@@ -56,6 +58,7 @@ class Learner:
     unit: str = "decision"
     plays: Callable[[Game], bool] = lambda game: True
     network: bool = False
+    requires: str = ""
 
     def settings_for(self, rules):
         """The settings this learner trains with on ``rules`` unless given others."""
@@ -225,6 +228,22 @@ for _declared in (
         steps=40_960,
         eval_every=10_240,
         network=True,
+        requires="ray",
+    ),
+    Learner(
+        "rllib-mmd-critic",
+        "self-play MMD in closed form with a Q critic on Ray RLlib",
+        "The update of mmd-critic (a Q network's values of every legal action, and the policy fitted to MMD's "
+        "step in closed form; the round model's targets where the game declares one) as an RLlib Learner over "
+        "RLlib's collection (pip install '.[ray]' from a clone): the rllib learner with --update mmd-critic and "
+        "mmd-critic's settings for the configuration, ENV_RUNNERS runners of ENVS_PER_RUNNER games each, on a "
+        "local Ray instance (127.0.0.1, usage statistics off) or the cluster at --address.",
+        "hiddenhand.training.rllib_train:train_rllib",
+        "hiddenhand.training.rllib_train:mmd_critic_settings_for_rules",
+        steps=200_000,
+        eval_every=20_000,
+        network=True,
+        requires="ray",
     ),
 ):
     register_learner(_declared)

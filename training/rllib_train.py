@@ -25,9 +25,11 @@ is no carrying of unfinished games.
 The credit is ours: the env pays each seat the points as rounds settle them
 (:class:`hiddenhand.rllib.MultiAgentGame`).
 
-MMD is not offered here: RLlib's PPO learner has no hook for a KL term towards a second
-(magnet) module without a custom learner class per algorithm version, which is glue we would
-have to keep in step with Ray; MMD runs in :mod:`.policy_gradient`.
+Setting ``update`` ``"mmd-critic"`` replaces PPO's loss by the update of
+:mod:`.critic_mmd` (self-play MMD in closed form with a Q critic), as an RLlib Learner
+(:mod:`.rllib_mmd`): the same collection, so it scales over a cluster as PPO does. The
+learner ``rllib-mmd-critic`` starts from that learner's settings for the configuration
+(:func:`mmd_critic_settings_for_rules`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ from hiddenhand.core import Rules, check_rules
 from hiddenhand.devices import torch_device
 from hiddenhand.ray_cluster import start_ray
 from hiddenhand.registry import game_of
+from hiddenhand.training.critic_mmd import TARGETS, round_model
+from hiddenhand.training.critic_mmd import settings_for_rules as critic_settings_for_rules
 from hiddenhand.training.policy_gradient import STUDY, Settings, settings_for
 from hiddenhand.training.run import Point, Run, exact_measure
-from hiddenhand.validation import check_choice, check_int
+from hiddenhand.validation import check_choice, check_int, check_number
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,21 @@ class RLlibSettings(Settings):
     others); empty: a local instance on 127.0.0.1."""
     num_cpus: int = 0
     """CPUs of the local instance (0: all)."""
+    update: str = "ppo"
+    """The learner's loss: ``ppo`` (RLlib's PPO) or ``mmd-critic`` (MMD in closed form from a
+    Q critic's values of every legal action, as ``hiddenhand train mmd-critic`` updates; the
+    settings below, and ``anneal_entropy`` anneals its temperature)."""
+    eta: float = 1.0
+    """With ``mmd-critic``: MMD's step size, per unit of the game's largest payoff."""
+    temperature: float = 0.05
+    """With ``mmd-critic``: MMD's temperature (the pull towards the uniform policy), in units
+    of the game's largest payoff."""
+    critic_learning_rate: float = 3e-4
+    """With ``mmd-critic``: Adam's step for the Q network (``learning_rate`` is the policy's)."""
+    targets: str = "auto"
+    """With ``mmd-critic``: the critic's targets, ``sampled`` (each decision's lambda-return),
+    ``expected`` (every legal action's value over the round, where the game declares a round
+    model) or ``auto`` (expected where it does)."""
 
     def check(self) -> None:
         """Refuse a setting out of its range, naming it and what is allowed."""
@@ -69,9 +88,16 @@ class RLlibSettings(Settings):
         check_int("num_cpus", self.num_cpus, 0, 10**6)
         check_int("batch", self.batch, self.minibatches, 10**8)
         check_choice("policy", self.policy, POLICIES)
+        check_choice("update", self.update, UPDATES)
+        check_choice("targets", self.targets, TARGETS)
+        for name in ("eta", "critic_learning_rate"):
+            check_number(name, getattr(self, name), lambda x: x > 0, "more than 0")
+        check_number("temperature", self.temperature, lambda x: x >= 0, "0 or more")
 
 
 POLICIES = ("shared", "per_seat")
+UPDATES = ("ppo", "mmd-critic")
+"""The values of the ``update`` setting."""
 
 
 def rllib_settings_for(game: str) -> RLlibSettings:
@@ -90,6 +116,38 @@ def settings_for_rules(rules: Rules) -> RLlibSettings:
     return rllib_settings_for(rules.name)
 
 
+def mmd_critic_settings_for_rules(rules: Rules) -> RLlibSettings:
+    """The ``rllib-mmd-critic`` learner's settings for ``rules``: those
+    :mod:`.critic_mmd` trains with there, in RLlib's terms. RLlib fits the policy and the
+    critic in one pass per epoch, so the policy's steps are the epochs of both; what it does
+    not do: exploring seats (every seat plays the policy), a critic that remembers earlier
+    collections, a magnet that moves (the magnet is the uniform policy)."""
+    c = critic_settings_for_rules(rules)
+    named = {name: getattr(c, name) for name in SHARED_WITH_CRITIC}
+    return RLlibSettings(
+        update="mmd-critic",
+        anneal_lr=c.anneal_learning_rate,
+        anneal_entropy=c.anneal,
+        epochs=c.policy_steps,
+        **named,
+    )
+
+
+SHARED_WITH_CRITIC = (
+    "learning_rate",
+    "batch",
+    "minibatches",
+    "gae_lambda",
+    "max_grad_norm",
+    "hidden",
+    "eta",
+    "temperature",
+    "critic_learning_rate",
+    "targets",
+)
+"""The settings :class:`RLlibSettings` and :mod:`.critic_mmd`'s name alike and mean alike."""
+
+
 def iterations_for(decisions: int, settings: Settings) -> int:
     """RLlib iterations that train on at least ``decisions`` decisions: an iteration is one
     update of ``settings.batch``."""
@@ -98,16 +156,20 @@ def iterations_for(decisions: int, settings: Settings) -> int:
 
 def rllib_training(settings: Settings, decisions: int) -> dict[str, Any]:
     """``PPOConfig.training`` arguments for our self-play ``settings`` over a run of
-    ``decisions`` (the schedules' end); see the module docstring."""
+    ``decisions`` (the schedules' end); see the module docstring. With the ``mmd-critic``
+    update the entropy coefficient's schedule carries the temperature (MMD's pull towards
+    the uniform magnet is an entropy bonus) and :mod:`.rllib_mmd`'s loss reads it."""
 
     def annealed(value: float, anneal: bool) -> float | list[list[float]]:
         return [[0, value], [decisions, 0.0]] if anneal else value
 
+    mmd = isinstance(settings, RLlibSettings) and settings.update == "mmd-critic"
+    entropy = settings.temperature if mmd else settings.ent_coef
     return {
         "gamma": 1.0,
         "lambda_": settings.gae_lambda,
         "lr": annealed(settings.learning_rate, settings.anneal_lr),
-        "entropy_coeff": annealed(settings.ent_coef, settings.anneal_entropy),
+        "entropy_coeff": annealed(entropy, settings.anneal_entropy),
         "clip_param": settings.clip,
         "vf_loss_coeff": settings.vf_coef,
         "vf_clip_param": float("inf"),
@@ -143,8 +205,12 @@ def train_rllib(
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     settings = settings or settings_for_rules(rules)
     settings.check()
-    policy, batch = settings.policy, settings.batch
+    mmd = settings.update == "mmd-critic"
     iterations = iterations_for(steps, settings)
+    record = {"iterations": iterations, "seed": seed, "settings": asdict(settings)}
+    if mmd:  # refused here, before Ray starts, where the targets ask for a round model there is none of
+        record["critic_targets"] = "expected" if round_model(rules, settings.targets) is not None else "sampled"
+    policy, batch = settings.policy, settings.batch
     address, num_cpus = settings.address or None, settings.num_cpus or None
     env_runners, envs_per_runner = settings.env_runners, settings.envs_per_runner
     start_ray(address, num_cpus)
@@ -158,7 +224,12 @@ def train_rllib(
         envs_per_runner=envs_per_runner,
         hidden=settings.hidden,
         seed=seed,
+        action_values=max(abs(u) for u in rules.utility_range) if mmd else 0.0,
     ).training(**rllib_training(settings, iterations * batch))
+    if mmd:
+        from hiddenhand.training.rllib_mmd import mmd_learner
+
+        config = config.learners(**mmd_learner(rules, settings, record["critic_targets"]))
     if device != "cpu":
         config = config.learners(num_gpus_per_learner=1)
     algo = config.build_algo()
@@ -168,24 +239,25 @@ def train_rllib(
         return exact_measure(declared, rules, RLlibAgent(module, game, rules.params, seed=seed)), {}
 
     try:
-        run = Run(
-            f"RLlib PPO self-play on {device}", rules, out, total=iterations * batch, progress=progress, seconds=seconds
-        )
+        name = f"RLlib {'MMD with a critic' if mmd else 'PPO'} self-play on {device}"
+        run = Run(name, rules, out, total=iterations * batch, progress=progress, seconds=seconds)
         with run.training():
             while run.going():
                 if run.due(eval_every):
                     run.measure(measure)
                 result = algo.train()
                 run.advance(int(result["env_runners"]["num_env_steps_sampled_lifetime"]) - run.steps)
-        record = {"iterations": iterations, "seed": seed, "settings": asdict(settings), "device": device}
+        record["device"] = device
         return run.finish(lambda: RLlibAgent(module, game, rules.params).save(run.out), measure, record)
     finally:
         algo.stop()
 
 
 __all__ = [
+    "UPDATES",
     "RLlibSettings",
     "iterations_for",
+    "mmd_critic_settings_for_rules",
     "rllib_settings_for",
     "rllib_training",
     "settings_for_rules",

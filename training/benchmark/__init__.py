@@ -55,7 +55,7 @@ from hiddenhand.training.benchmark.budgets import BUDGETS, LEARNER_SETTINGS, LEA
 from hiddenhand.training.benchmark.leaderboards import leaderboard, tournament_table
 from hiddenhand.training.benchmark.report import SectionReport
 from hiddenhand.training.benchmark.runs import TrainedRun, train_learner, two_player_runs
-from hiddenhand.training.learners import learners
+from hiddenhand.training.learners import learner, learners
 from hiddenhand.training.plots import describe
 from hiddenhand.validation import check_choice
 
@@ -78,11 +78,13 @@ def _check(spec: Budget, files: Mapping[str, str]) -> None:
     unknown = sorted((set(spec.learners) | set(spec.learner_share) | {spec.big_learner}) - set(learners()))
     if unknown:
         raise ValueError(f"unknown learners {unknown}; choose from {', '.join(learners())}")
-    if "rllib" in spec.learners and importlib.util.find_spec("ray") is None:
-        raise ValueError(
-            f"the {spec.name} budget trains RLlib, which needs Ray: pip install '.[ray]' from a clone (make install "
-            "includes it)"
-        )
+    for name in spec.learners:
+        needed = learner(name).requires
+        if needed and importlib.util.find_spec(needed) is None:
+            raise ValueError(
+                f"the {spec.name} budget trains {name}, which needs {needed}: pip install '.[{needed}]' from a clone "
+                "(make install includes it)"
+            )
     taking = {s.option: (game, s) for game in games().values() for s in game.benchmark_sections if s.option}
     unknown = sorted(set(files) - set(taking))
     if unknown:

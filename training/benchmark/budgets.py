@@ -14,11 +14,12 @@ from dataclasses import dataclass, field, replace
 
 from hiddenhand.training.learners import learner
 
-LEARNERS = ("regret", "mmd", "mmd-critic", "ppo-selfplay", "nfsp", "psro", "rllib")
+LEARNERS = ("regret", "mmd", "mmd-critic", "ppo-selfplay", "nfsp", "psro", "rllib", "rllib-mmd-critic")
 """The learners the full study trains, by their declared names (:mod:`hiddenhand.training.learners`;
 any declared learner may be named in a :class:`Budget`): sampled regret matching, self-play
 MMD (by the policy gradient, and in closed form with a critic) and tuned PPO, OpenSpiel's
-NFSP and PSRO, RLlib's PPO with our settings and credit (the ``[ray]`` extra)."""
+NFSP and PSRO, and on RLlib (the ``[ray]`` extra) its PPO with our settings and credit and
+MMD with a critic as an RLlib Learner."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ BUDGETS = {
         small=False,
         learner_steps=250_000,
         learners=LEARNERS,
-        learner_share={"regret": 1000, "nfsp": 0.5, "psro": 0.5, "rllib": 0.2},
+        learner_share={"regret": 1000, "nfsp": 0.5, "psro": 0.5, "rllib": 0.2, "rllib-mmd-critic": 0.2},
         seeds=3,
         workers=2,
         big_steps=1_000_000,
@@ -93,7 +94,9 @@ with three seeds and plays five times more games (docs/benchmark_full.md has its
 its time)."""
 
 
-LEARNER_SETTINGS: Mapping[str, Mapping[str, object]] = {"rllib": {"env_runners": 0, "num_cpus": 1}}
+LEARNER_SETTINGS: Mapping[str, Mapping[str, object]] = {
+    name: {"env_runners": 0, "num_cpus": 1} for name in ("rllib", "rllib-mmd-critic")
+}
 """Where the benchmark departs from a learner's own settings: RLlib plays its games in the
 driver, one CPU a run, so that runs side by side share the machine as the others do."""
 
