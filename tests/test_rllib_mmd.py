@@ -53,10 +53,12 @@ def test_two_env_runners_train_it_and_the_module_reloads_as_trained(ray_local, g
         assert exact == pytest.approx(curve[-1].exploitability, abs=1e-9)
 
 
-def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray_local):
+@pytest.mark.parametrize("magnet_every", [0, 1])
+def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray_local, magnet_every):
     """On a fixed batch of 4-card decisions, Adam steps on the policy's parameters alone take
-    the policy to ``pi' ~ exp((log pi + eta*alpha*log u + eta*Q/unit) / (1 + eta*alpha))``
-    over the legal actions (``pi`` the batch's own logits, ``u`` uniform, ``Q`` the critic's
+    the policy to ``pi' ~ exp((log pi + eta*alpha*log rho + eta*Q/unit) / (1 + eta*alpha))``
+    over the legal actions (``pi`` the batch's own logits, ``rho`` the magnet: uniform, or
+    with ``magnet_every`` the module as it was when the update began; ``Q`` the critic's
     values held still), computed here in numpy; steps on the critic's parameters alone take
     the played action's value to its target, the others' nowhere in particular."""
     import torch
@@ -69,7 +71,14 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
 
     torch.manual_seed(0)
     rules = _rules("goofspiel")
-    s = replace(mmd_critic_settings_for_rules(rules), targets="sampled", eta=2.0, temperature=0.2, hidden=(64, 64))
+    s = replace(
+        mmd_critic_settings_for_rules(rules),
+        targets="sampled",
+        eta=2.0,
+        temperature=0.2,
+        hidden=(64, 64),
+        magnet_every=magnet_every,
+    )
     config = (
         ppo_config("goofspiel", SMALL["goofspiel"], hidden=s.hidden, action_values=10.0)
         .training(**rllib_training(s, 10**6))
@@ -79,6 +88,8 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
     seat = env.possible_agents[0]
     learner = config.build_learner(spaces={"shared": (env.observation_spaces[seat], env.action_spaces[seat])})
     module = learner.module["shared"]
+    learner.before_gradient_based_update(timesteps={})  # the update begins: a magnet moves if due
+    assert ("shared" in learner.magnets) == (magnet_every == 1)
     shown = _decision_observations(rules, 400, seed=3)
     _, first = np.unique(shown["observation"], axis=0, return_index=True)
     shown = {key: value[np.sort(first)[:24]] for key, value in shown.items()}
@@ -100,9 +111,9 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
     logits = batch[Columns.ACTION_DIST_INPUTS].numpy().astype(np.float64)
     before = np.where(masks, logits - logits.max(1, keepdims=True), -np.inf)
     before -= np.log(np.exp(before).sum(1, keepdims=True))
-    uniform = -np.log(masks.sum(1, keepdims=True))
+    magnet = before if magnet_every else -np.log(masks.sum(1, keepdims=True))
     ea = s.eta * s.temperature
-    step = np.where(masks, (before + ea * uniform + s.eta * q) / (1 + ea), -np.inf)
+    step = np.where(masks, (before + ea * magnet + s.eta * q) / (1 + ea), -np.inf)
     expected = np.exp(step - step.max(1, keepdims=True))
     expected /= expected.sum(1, keepdims=True)
 
@@ -140,6 +151,7 @@ def test_its_settings_are_those_of_mmd_critic_in_rllibs_terms():
         ours, theirs = settings_for_rules(_rules(game)), mmd_critic_settings_for_rules(_rules(game))
         assert theirs.update == "mmd-critic" and theirs.epochs == ours.policy_steps and theirs.eta == ours.eta
         assert (theirs.temperature, theirs.anneal_entropy) == (ours.temperature, ours.anneal)
+        assert theirs.magnet_every == ours.magnet_every
         assert (theirs.learning_rate, theirs.anneal_lr) == (ours.learning_rate, ours.anneal_learning_rate)
         assert (theirs.critic_learning_rate, theirs.hidden, theirs.targets) == (
             ours.critic_learning_rate,
@@ -163,6 +175,7 @@ def test_bad_settings_are_refused_before_ray_starts(tmp_path, monkeypatch):
     spoof = rllib_train.mmd_critic_settings_for_rules(_rules("spoof"))
     with pytest.raises(ValueError, match="targets='expected' needs a round model"):
         rllib_train.train_rllib(_rules("spoof"), steps=1, out=tmp_path, settings=replace(spoof, targets="expected"))
-    for name, value in (("update", "a2c"), ("targets", "exact"), ("eta", 0.0), ("temperature", -1.0)):
+    refused = (("update", "a2c"), ("targets", "exact"), ("eta", 0.0), ("temperature", -1.0), ("magnet_every", -1))
+    for name, value in refused:
         with pytest.raises(ValueError, match=name):
             rllib_train.train_rllib(_rules("spoof"), steps=1, out=tmp_path, settings=replace(spoof, **{name: value}))

@@ -14,16 +14,19 @@ encoder of its own). :class:`MMDCriticLearner` then replaces PPO's loss by the t
   Markov Goofspiel), squared errors in units of the game's largest payoff;
 - **policy**: cross entropy towards MMD's closed-form step
   (:func:`~.critic_mmd.mmd_target`) from the policy that collected the batch (RLlib keeps
-  its logits), the uniform magnet at the temperature of the entropy coefficient's schedule
-  (so RLlib anneals it) and the critic's values; the step is the same every epoch, so the
-  epochs are the policy's fitting steps.
+  its logits), the magnet at the temperature of the entropy coefficient's schedule (so
+  RLlib anneals it) and the critic's values; the step is the same every epoch, so the
+  epochs are the policy's fitting steps. The magnet is the uniform policy, or with
+  ``magnet_every`` a frozen copy of the module taken before every so many updates, as
+  :mod:`.critic_mmd` moves it.
 
 What :mod:`.critic_mmd` does and this does not: exploring seats, a critic that remembers
-earlier collections, a magnet that moves (:func:`.rllib_train.mmd_critic_settings_for_rules`).
+earlier collections (:func:`.rllib_train.mmd_critic_settings_for_rules`).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
@@ -47,6 +50,7 @@ def mmd_learner(rules: Rules, settings, targets: str) -> dict[str, Any]:
         "targets": targets,
         "eta": settings.eta,
         "critic_learning_rate": settings.critic_learning_rate,
+        "magnet_every": settings.magnet_every,
     }
     return {"learner_class": MMDCriticLearner, "learner_config_dict": extra}
 
@@ -65,6 +69,17 @@ class MMDCriticLearner(PPOTorchLearner):
         extra = self.config.learner_config_dict
         rules = get(extra["game"]).rules(**extra["params"])
         self.round_model = round_model(rules, extra["targets"])
+        self.magnet_every, self.updates = extra["magnet_every"], 0
+        self.magnets: dict = {}
+        """Per module, the frozen copy that is its magnet (none: the uniform policy)."""
+
+    def before_gradient_based_update(self, *, timesteps: dict) -> None:
+        """Move the magnets to the modules as they are, where ``magnet_every`` says it is due."""
+        super().before_gradient_based_update(timesteps=timesteps)
+        if self.magnet_every and self.updates % self.magnet_every == 0:
+            for module_id in self.module.keys():
+                self.magnets[module_id] = copy.deepcopy(self.module[module_id].unwrapped()).eval()
+        self.updates += 1
 
     def configure_optimizers_for_module(self, module_id, config=None) -> None:
         """Two Adam optimisers: the policy's at ``lr`` (RLlib's schedule) and the critic's at
@@ -110,7 +125,12 @@ class MMDCriticLearner(PPOTorchLearner):
         critic_loss = 0.5 * (weights * ((q - targets) / unit) ** 2).sum(dim=1).mean()
         alpha = float(self.entropy_coeff_schedulers_per_module[module_id].get_current_value())
         before = masked_log_softmax(batch[Columns.ACTION_DIST_INPUTS][rows], legal)
-        target = mmd_target(before, None, q.detach() / unit, legal, eta, alpha)
+        anchor = None
+        if module_id in self.magnets:
+            with torch.no_grad():
+                anchor = self.magnets[module_id].forward_inference(batch)[Columns.ACTION_DIST_INPUTS][rows]
+            anchor = masked_log_softmax(anchor, legal)
+        target = mmd_target(before, anchor, q.detach() / unit, legal, eta, alpha)
         logp = masked_log_softmax(fwd_out[Columns.ACTION_DIST_INPUTS][rows], legal)
         policy_loss = cross_entropy(target, logp, legal).mean()
         self.metrics.log_dict({POLICY_LOSS_KEY: policy_loss, VF_LOSS_KEY: critic_loss}, key=module_id, window=1)

@@ -68,7 +68,8 @@ class RLlibSettings(Settings):
     update: str = "ppo"
     """The learner's loss: ``ppo`` (RLlib's PPO) or ``mmd-critic`` (MMD in closed form from a
     Q critic's values of every legal action, as ``hiddenhand train mmd-critic`` updates; the
-    settings below, and ``anneal_entropy`` anneals its temperature)."""
+    settings below, ``anneal_entropy`` anneals its temperature and ``magnet_every`` moves its
+    magnet, 0 keeping the uniform policy)."""
     eta: float = 1.0
     """With ``mmd-critic``: MMD's step size, per unit of the game's largest payoff."""
     temperature: float = 0.05
@@ -93,6 +94,7 @@ class RLlibSettings(Settings):
         for name in ("eta", "critic_learning_rate"):
             check_number(name, getattr(self, name), lambda x: x > 0, "more than 0")
         check_number("temperature", self.temperature, lambda x: x >= 0, "0 or more")
+        check_int("magnet_every", self.magnet_every, 0, 10**9)
 
 
 POLICIES = ("shared", "per_seat")
@@ -121,7 +123,7 @@ def mmd_critic_settings_for_rules(rules: Rules) -> RLlibSettings:
     :mod:`.critic_mmd` trains with there, in RLlib's terms. RLlib fits the policy and the
     critic in one pass per epoch, so the policy's steps are the epochs of both; what it does
     not do: exploring seats (every seat plays the policy), a critic that remembers earlier
-    collections, a magnet that moves (the magnet is the uniform policy)."""
+    collections."""
     c = critic_settings_for_rules(rules)
     named = {name: getattr(c, name) for name in SHARED_WITH_CRITIC}
     return RLlibSettings(
@@ -144,6 +146,7 @@ SHARED_WITH_CRITIC = (
     "temperature",
     "critic_learning_rate",
     "targets",
+    "magnet_every",
 )
 """The settings :class:`RLlibSettings` and :mod:`.critic_mmd`'s name alike and mean alike."""
 
