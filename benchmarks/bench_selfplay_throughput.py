@@ -195,7 +195,7 @@ class Trainer:
         self.magnet = model.policy  # the KL term's cost is what matters here, not which magnet
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=settings.learning_rate, eps=1e-5)
         self.rng = np.random.default_rng(seed)
-        self.scale = 1.0 / max(abs(u) for u in get(GAME).rules(**params).utility_range)
+        self.scale = 1.0 / get(GAME).rules(**params).largest_payoff
         self.update = policy_gradient._update
         self.act = self.policy
         if loop == "before":

@@ -148,6 +148,12 @@ class Rules(abc.ABC):
     def utility_range(self) -> tuple[float, float]:
         """Smallest and largest return any player can get."""
 
+    @property
+    def largest_payoff(self) -> float:
+        """The largest return any player can get or lose: the unit in which the learners
+        measure values and temperatures, so that one setting serves every size of a game."""
+        return max(abs(u) for u in self.utility_range)
+
     @abc.abstractmethod
     def new_initial_state(self) -> State: ...
 

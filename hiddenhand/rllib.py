@@ -169,7 +169,7 @@ class MultiAgentGame(MultiAgentEnv):
 class MaskedPPOModule(DefaultPPOTorchRLModule):
     """RLlib's default PPO networks on ``"observations"``, with the action mask applied to
     the logits (``log(mask)``, floored at :data:`LOGIT_FLOOR`); with ``model_config``
-    :data:`ACTION_VALUES` true, the value head gives every action's value; see the module
+    :data:`ACTION_VALUES` more than 0, the value head gives every action's value; see the module
     docstring."""
 
     def __init__(self, *args, observation_space=None, **kwargs) -> None:
@@ -231,7 +231,7 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         """Every action's value at the batch's observations (a row per observation), from the
         value head of a module built with :data:`ACTION_VALUES`."""
         if not self.model_config.get(ACTION_VALUES):
-            raise ValueError(f"compute_q needs a module built with model_config {ACTION_VALUES!r}: True")
+            raise ValueError(f"compute_q needs a module built with model_config {ACTION_VALUES!r} more than 0")
         _, inner = self._split(batch)
         values = super().compute_values(inner, embeddings)
         return values.reshape(len(values), int(self.action_space.n)) * self.model_config[ACTION_VALUES]

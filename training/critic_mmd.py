@@ -437,7 +437,7 @@ class CriticMMD:
         self.policy = mlp(self.inputs, s.hidden, self.actions).to(device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=s.learning_rate)
         self.magnet = copy.deepcopy(self.policy) if s.magnet_every or s.magnet_polyak else None
-        self.scale = 1.0 / max(abs(u) for u in rules.utility_range)
+        self.scale = 1.0 / rules.largest_payoff
         net = mlp(self.inputs, s.hidden, self.actions).to(device)
         model = round_model(rules, s.targets)
         self.critic = _Critic(net, s, np.random.default_rng(seed), self.scale, model, self.policy)

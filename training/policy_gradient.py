@@ -242,7 +242,7 @@ def train_selfplay(
     magnet = copy.deepcopy(policy)
     rng = np.random.default_rng(seed)
     collector = Collector(game, params, games, rounds, seed)
-    scale = 1.0 if s.normalize_advantages else 1.0 / max(abs(u) for u in rules.utility_range)
+    scale = 1.0 if s.normalize_advantages else 1.0 / rules.largest_payoff
     run = Run(f"self-play {learner.upper()} on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
 
     def measure() -> tuple[float | None, dict]:

@@ -227,7 +227,7 @@ def train_rllib(
         envs_per_runner=envs_per_runner,
         hidden=settings.hidden,
         seed=seed,
-        action_values=max(abs(u) for u in rules.utility_range) if mmd else 0.0,
+        action_values=rules.largest_payoff if mmd else 0.0,
     ).training(**rllib_training(settings, iterations * batch))
     if mmd:
         from hiddenhand.training.rllib_mmd import mmd_learner
