@@ -226,3 +226,26 @@ def test_an_averaged_critic_moves_its_share_of_the_way_after_each_fit_and_is_wha
     with torch.no_grad():
         assert torch.equal(critic(obs), critic.average(obs))
         assert not torch.allclose(critic(obs), critic.net(obs))
+
+
+@pytest.mark.parametrize("lookahead", [True, False])
+def test_with_lookahead_the_policy_step_reads_the_round_model_not_the_q_network(lookahead):
+    """At 2 cards every bid leads to the last round, which the round model values itself, so
+    with ``lookahead`` the step reads exact values whatever the Q network outputs: two learners
+    whose Q networks differ take the same step. Without it they read their networks and differ."""
+    import torch
+
+    from hiddenhand.training.critic_mmd import CriticMMD
+
+    rules = get("goofspiel").rules(num_cards=2, observation="markov")
+    s = replace(MODELLED, lookahead=lookahead, **TINY)
+    first, second = CriticMMD(rules, s, 0, "cpu"), CriticMMD(rules, s, 0, "cpu")
+    with torch.no_grad():
+        for weights in second.critic.net.parameters():
+            weights.add_(0.5)
+    before = [w.clone() for w in first.policy.parameters()]
+    first.update()
+    second.update()
+    assert not all(torch.equal(a, b) for a, b in zip(before, first.policy.parameters()))  # the step moved it
+    same = all(torch.equal(a, b) for a, b in zip(first.policy.parameters(), second.policy.parameters()))
+    assert same == lookahead

@@ -53,6 +53,25 @@ def test_two_env_runners_train_it_and_the_module_reloads_as_trained(ray_local, g
         assert exact == pytest.approx(curve[-1].exploitability, abs=1e-9)
 
 
+def _fit_part(learner, batch: dict, part: str, steps: int) -> None:
+    """``steps`` Adam steps of the learner's loss on ``batch``, on the parameters of the
+    shared module's ``critic`` (value head and its encoder) or of its ``policy`` alone."""
+    import torch
+
+    module = learner.module["shared"]
+    critic = {id(p) for name, p in module.named_parameters() if name.startswith(("vf.", "encoder.critic_encoder."))}
+    config_for = learner.config.get_config_for_module("shared")
+    params = [p for p in module.parameters() if (id(p) in critic) == (part == "critic")]
+    optimizer = torch.optim.Adam(params, lr=3e-3)
+    for _ in range(steps):
+        fwd = module.forward_train(batch)
+        loss = learner.compute_loss_for_module(module_id="shared", config=config_for, batch=batch, fwd_out=fwd)
+        optimizer.zero_grad()
+        module.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
 @pytest.mark.parametrize("magnet_every", [0, 1])
 def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray_local, magnet_every):
     """On a fixed batch of 4-card decisions, Adam steps on the policy's parameters alone take
@@ -117,19 +136,8 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
     expected = np.exp(step - step.max(1, keepdims=True))
     expected /= expected.sum(1, keepdims=True)
 
-    critic = {id(p) for name, p in module.named_parameters() if name.startswith(("vf.", "encoder.critic_encoder."))}
-    config_for = learner.config.get_config_for_module("shared")
-
     def fit(part: str, steps: int) -> None:
-        params = [p for p in module.parameters() if (id(p) in critic) == (part == "critic")]
-        optimizer = torch.optim.Adam(params, lr=3e-3)
-        for _ in range(steps):
-            fwd = module.forward_train(batch)
-            loss = learner.compute_loss_for_module(module_id="shared", config=config_for, batch=batch, fwd_out=fwd)
-            optimizer.zero_grad()
-            module.zero_grad()
-            loss.backward()
-            optimizer.step()
+        _fit_part(learner, batch, part, steps)
 
     fit("policy", 1500)
     with torch.no_grad():
@@ -141,6 +149,75 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
     with torch.no_grad():
         values = module.compute_q(batch).numpy()
     assert np.abs(values[np.arange(len(played)), played] - wanted).max() < 0.1
+
+
+def test_with_lookahead_the_step_reads_the_round_s_values_not_the_value_head(ray_local):
+    """At 2 cards each first bid leads to the last round, which the round model values
+    itself; both hands hold cards 0 and 1, so bidding ``a`` against ``b`` wins the upcard's
+    worth ``u`` times ``sign(a - b)`` and then the other prize's ``c`` times ``sign(b - a)``:
+    ``Q(a) = (u - c) * sum_b pi(b) sign(a - b)``, the other bidding by the same observation.
+    With ``lookahead`` Adam steps on the policy alone take it to MMD's step from those values,
+    computed here by hand, and not from the value head's."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from hiddenhand.rllib import OBSERVATIONS, MultiAgentGame, ppo_config
+    from hiddenhand.training.rllib_mmd import mmd_learner
+    from hiddenhand.training.rllib_train import mmd_critic_settings_for_rules, rllib_training
+
+    torch.manual_seed(0)
+    params = dict(SMALL["goofspiel"], num_cards=2)
+    rules = hiddenhand.games()["goofspiel"].rules(**params)
+    unit = rules.largest_payoff
+    s = replace(
+        mmd_critic_settings_for_rules(rules),
+        targets="expected",
+        lookahead=True,
+        eta=2.0,
+        temperature=0.2,
+        hidden=(16, 16),
+        magnet_every=0,
+    )
+    config = (
+        ppo_config("goofspiel", params, hidden=s.hidden, action_values=unit)
+        .training(**rllib_training(s, 10**6))
+        .learners(**mmd_learner(rules, s, "expected"))
+    )
+    env = MultiAgentGame("goofspiel", **params)
+    seat = env.possible_agents[0]
+    learner = config.build_learner(spaces={"shared": (env.observation_spaces[seat], env.action_spaces[seat])})
+    module = learner.module["shared"]
+    shown = _decision_observations(rules, 200, seed=1)
+    first = shown["action_mask"].sum(1) == 2  # the first round's decisions
+    _, distinct = np.unique(shown["observation"][first], axis=0, return_index=True)
+    shown = {key: value[first][distinct] for key, value in shown.items()}
+    assert len(distinct) == 2  # the upcard is card 0 or card 1
+    batch = {
+        Columns.OBS: {
+            OBSERVATIONS: torch.as_tensor(shown["observation"], dtype=torch.float32),
+            "action_mask": torch.as_tensor(shown["action_mask"], dtype=torch.float32),
+        }
+    }
+    with torch.no_grad():
+        batch[Columns.ACTION_DIST_INPUTS] = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        head = module.compute_q(batch).numpy() / unit
+    logits = batch[Columns.ACTION_DIST_INPUTS].numpy().astype(np.float64)
+    before = logits - logits.max(1, keepdims=True)
+    before -= np.log(np.exp(before).sum(1, keepdims=True))
+    pi = np.exp(before)
+    upcard = shown["observation"][:, rules.markov_layout.slice("prize")].argmax(1)
+    worth_gap = np.where(upcard == 1, 1.0, -1.0)  # (upcard + 1) - (other prize + 1)
+    q = worth_gap[:, None] * np.stack([-pi[:, 1], pi[:, 0]], axis=1) / unit
+    assert np.abs(q - head).max() > 0.05  # the value head says otherwise: the check below could fail
+    ea = s.eta * s.temperature
+    step = (before + ea * np.log(0.5) + s.eta * q) / (1 + ea)
+    expected = np.exp(step - step.max(1, keepdims=True))
+    expected /= expected.sum(1, keepdims=True)
+    _fit_part(learner, batch, "policy", 1500)
+    with torch.no_grad():
+        now = torch.softmax(module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].double(), dim=1).numpy()
+    assert np.abs(now - expected).max() < 0.02
+    assert np.abs(now - pi).max() > 0.05  # the step moved the policy
 
 
 def test_its_settings_are_those_of_mmd_critic_in_rllibs_terms():

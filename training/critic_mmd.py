@@ -26,7 +26,9 @@ is the Q-values, so this learner learns them:
 3. **Policy.** At every observation of the batch the step's target is computed from the
    policy as it is and the critic's values of *every* legal action (no sampled action, no
    importance weight), and the policy network is fitted to it by a few Adam steps of cross
-   entropy: the update is mirror descent's, not a gradient through the probabilities.
+   entropy: the update is mirror descent's, not a gradient through the probabilities. With a
+   round model's targets the step can read those targets themselves (setting ``lookahead``):
+   the Q network's fitting error at the observation then drops out of it.
 4. **Temperature and magnet.** A constant temperature makes the fixed point a quantal
    response equilibrium, as far from the equilibrium as the temperature makes it. Three
    ways past it are settings: ``anneal`` decays ``alpha`` to 0 over the run's budget (its
@@ -103,6 +105,13 @@ class CriticSettings:
     legal action's value, the round's expectation taken by the game's round model, where it
     declares one: the other seats' moves under the policy and chance's draws) or ``auto``
     (expected where the game has a round model for the configuration, else sampled)."""
+    lookahead: bool = False
+    """With a round model's targets, the policy's step reads every legal action's value as
+    the model computes it at the observation (the round's expectation, with the critic's
+    ``V`` at the positions that follow) instead of the Q network's output there: the
+    network's fitting error at the observation drops out of the step, and only its ``V``
+    at the next positions, a policy's average over actions, remains. No effect with
+    sampled targets."""
     critic_average: float = 0.0
     """If more than 0, the values the learner reads (its targets' bootstraps and the policy's
     step) are a Polyak average of the Q network, moved this share of the way to it after each
@@ -131,6 +140,7 @@ class CriticSettings:
         check_int("minibatches", self.minibatches, 1, 10**6)
         check_bool("anneal", self.anneal)
         check_bool("anneal_learning_rate", self.anneal_learning_rate)
+        check_bool("lookahead", self.lookahead)
         check_choice("targets", self.targets, TARGETS)
         if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
             raise ValueError(f"{named('hidden', self.hidden)} is not allowed; allowed: one or more positive widths")
@@ -167,13 +177,15 @@ MODELLED = CriticSettings(
     eta=0.5,
     magnet_every=200,
     anneal_learning_rate=True,
+    lookahead=True,
 )
 """The settings where the game has a round model for the configuration (targets ``auto``
 then takes it): the targets carry no round's noise, so the critic fits harder and on the
 last collection only, the policy follows each step's target more closely, and with the
 critic's error that small the magnet can move, on a slow clock with a smaller step (the
-tabular control's schedule). docs/training.md, "Critic targets from a model of the round",
-has the runs."""
+tabular control's schedule); the policy's step reads the model's values (``lookahead``),
+which leave out the Q network's error at the observation itself. docs/training.md,
+"Critic targets from a model of the round", has the runs."""
 
 
 def settings_for_rules(rules: Rules) -> CriticSettings:
@@ -351,25 +363,26 @@ class _Critic:
         """Every decision's observation once, with the round model's targets for every legal action."""
         import torch
 
-        width = batch.obs.shape[1]
-        keys, counts, _ = merged(np.concatenate([batch.obs.astype(np.float32), batch.masks], axis=1))
+        observations, legal, counts = distinct_observations(batch)
         device = next(self.net.parameters()).device
-        obs = torch.as_tensor(keys[:, :width], device=device)
 
         def probs(x, legal):
             return torch.softmax(masked_log_softmax(self.policy(x), legal), dim=1)
 
         with torch.no_grad():
-            targets = self.model.expected_q(obs, probs, self, self.scale)
-        return keys[:, :width], torch.as_tensor(keys[:, width:]), targets, counts
+            targets = self.model.expected_q(torch.as_tensor(observations, device=device), probs, self, self.scale)
+        return observations, torch.as_tensor(legal), targets, counts
 
-    def fit(self, batch: Batch) -> None:
+    def fit(self, batch: Batch):
         """Remember the batch's rows, then ``critic_epochs`` passes over what is remembered,
         in minibatches of about one collection's rows, each row's squared errors weighted by
-        its count."""
+        its count. Returns the round model's targets at the batch's distinct observations
+        (:func:`distinct_observations`' order), computed before the fit; ``None`` with
+        sampled targets."""
         import torch
 
         obs, weights, targets, counts = (self._expected if self.model else self._sampled)(batch)
+        expected = targets if self.model else None
         device = next(self.net.parameters()).device
         rows = tuple(torch.as_tensor(x, device=device).float() for x in (obs, weights, targets, counts))
         self.memory = [*self.memory, rows][-self.s.replay :]
@@ -388,24 +401,34 @@ class _Critic:
                 self.optimizer.step()
         if self.s.critic_average:
             _polyak(self.average, self.net, self.s.critic_average)
+        return expected
 
 
-def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettings, alpha: float) -> None:
+def distinct_observations(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The batch's distinct decisions (:func:`merged`): their observations, legal actions and
+    counts, in one order that the critic's expected targets and the policy's step share."""
+    keys, counts, _ = merged(np.concatenate([batch.obs.astype(np.float32), batch.masks], axis=1))
+    width = batch.obs.shape[1]
+    return keys[:, :width], keys[:, width:], counts
+
+
+def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettings, alpha: float, values=None) -> None:
     """Fit the policy network to MMD's closed-form step at every observation of the batch
     (module docstring, step 3), each distinct observation weighted by how often it was met
-    (:func:`merged`); ``magnet`` ``None`` is the uniform policy."""
+    (:func:`merged`); ``magnet`` ``None`` is the uniform policy. The step reads ``values`` at
+    the distinct observations (:func:`distinct_observations`' order) where given, else the
+    critic there."""
     import torch
 
     device = next(policy.parameters()).device
-    keys, counts, _ = merged(np.concatenate([batch.obs.astype(np.float32), batch.masks], axis=1))
-    width = batch.obs.shape[1]
-    obs = torch.as_tensor(keys[:, :width], device=device)
-    legal = torch.as_tensor(keys[:, width:], device=device).bool()
+    observations, legal, counts = distinct_observations(batch)
+    obs = torch.as_tensor(observations, device=device)
+    legal = torch.as_tensor(legal, device=device).bool()
     weights = torch.as_tensor(counts / counts.sum(), device=device).float()
     with torch.no_grad():
         own = masked_log_softmax(policy(obs), legal)
         anchor = masked_log_softmax(magnet(obs), legal) if magnet is not None else None
-        target = mmd_target(own, anchor, critic(obs), legal, s.eta, alpha)
+        target = mmd_target(own, anchor, critic(obs) if values is None else values, legal, s.eta, alpha)
     n = len(obs)
     size = -(-n // s.minibatches)
     for step_number in range(s.policy_steps):
@@ -456,8 +479,9 @@ class CriticMMD:
             self.magnet.load_state_dict(self.policy.state_dict())
         batch, played, finished = self.collector.collect(self.policy, s.gae_lambda, self.scale)
         if len(batch.actions):
-            self.critic.fit(batch)
-            _fit_policy(self.policy, self.magnet, self.critic, self.optimizer, batch, s, alpha)
+            expected = self.critic.fit(batch)
+            values = expected if s.lookahead else None
+            _fit_policy(self.policy, self.magnet, self.critic, self.optimizer, batch, s, alpha, values)
         if s.magnet_polyak:
             _polyak(self.magnet, self.policy, s.magnet_polyak)
         self.updates += 1

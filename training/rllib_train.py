@@ -46,7 +46,7 @@ from hiddenhand.training.critic_mmd import TARGETS, round_model
 from hiddenhand.training.critic_mmd import settings_for_rules as critic_settings_for_rules
 from hiddenhand.training.policy_gradient import STUDY, Settings, settings_for
 from hiddenhand.training.run import Point, Run, exact_measure
-from hiddenhand.validation import check_choice, check_int, check_number
+from hiddenhand.validation import check_bool, check_choice, check_int, check_number
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,11 @@ class RLlibSettings(Settings):
     """With ``mmd-critic``: the critic's targets, ``sampled`` (each decision's lambda-return),
     ``expected`` (every legal action's value over the round, where the game declares a round
     model) or ``auto`` (expected where it does)."""
+    lookahead: bool = False
+    """With ``mmd-critic`` and a round model's targets: the policy's step reads each legal
+    action's value as the model computes it (the critic's values at the positions that
+    follow) instead of the value head's output at the observation, as in
+    ``hiddenhand train mmd-critic``."""
 
     def check(self) -> None:
         """Refuse a setting out of its range, naming it and what is allowed."""
@@ -95,6 +100,7 @@ class RLlibSettings(Settings):
             check_number(name, getattr(self, name), lambda x: x > 0, "more than 0")
         check_number("temperature", self.temperature, lambda x: x >= 0, "0 or more")
         check_int("magnet_every", self.magnet_every, 0, 10**9)
+        check_bool("lookahead", self.lookahead)
 
 
 POLICIES = ("shared", "per_seat")
@@ -147,6 +153,7 @@ SHARED_WITH_CRITIC = (
     "critic_learning_rate",
     "targets",
     "magnet_every",
+    "lookahead",
 )
 """The settings :class:`RLlibSettings` and :mod:`.critic_mmd`'s name alike and mean alike."""
 
