@@ -182,6 +182,7 @@ GAME = Game(
     heuristics=("random", "heuristic"),
     opponent="equilibrium",
     vector="hiddenhand.envs.spoof_vector:SpoofVectorEnv",
+    round_model="hiddenhand.envs.spoof_round_model:round_model",
     exploitability=Exact(
         "hiddenhand.solvers.spoof:exploitability",
         lambda rules: True,

@@ -186,7 +186,8 @@ class Game:
       many games stepped at once as arrays), where the game has one.
     - ``round_model``: ``(rules) -> model or None``, the expectation of a critic's targets
       over one round (the other seats' moves under a policy, chance's draws), where the
-      configuration allows it (``hiddenhand.envs.goofspiel_round_model``).
+      configuration allows it (``hiddenhand.envs.goofspiel_round_model``,
+      ``hiddenhand.envs.spoof_round_model``).
     """
 
     name: str

@@ -68,7 +68,7 @@ def test_targets_auto_takes_the_model_where_there_is_one_and_expected_elsewhere_
     )
     assert isinstance(markov.critic.model, RoundModel)
     assert full.critic.model is None and sampled.critic.model is None
-    spoof = get("spoof").rules(matches=2, observation="markov")
+    spoof = get("spoof").rules(matches=2)  # the full observation: no round model
     for rules, change, message in (
         (spoof, {"targets": "expected"}, r"targets='expected' needs a round model, which spoof"),
         (spoof, {"targets": "exact"}, "targets='exact' is not allowed; choose one of: 'auto', 'sampled', 'expected'"),
@@ -104,8 +104,16 @@ def test_the_critic_fits_every_legal_bid_to_the_model_s_targets():
 def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
     """Where the round model applies the critic fits harder and the magnet moves (at most
     ``MAGNET_CARDS`` cards; above, the magnet stays uniform at its own temperature); elsewhere the sampled defaults,
-    and a game's own settings (Spoof's temperature) first."""
-    from hiddenhand.training.critic_mmd import HELD_TEMPERATURE, MAGNET_CARDS, MODELLED, SETTINGS, settings_for_rules
+    and a game's own settings (Spoof's temperature) first; whole Spoof on the Markov observation, which has a
+    model of its own, takes that model's settings."""
+    from hiddenhand.training.critic_mmd import (
+        HELD_TEMPERATURE,
+        MAGNET_CARDS,
+        MODELLED,
+        SETTINGS,
+        SPOOF_MODELLED,
+        settings_for_rules,
+    )
 
     goofspiel = get("goofspiel")
     small = settings_for_rules(goofspiel.rules(num_cards=MAGNET_CARDS, observation="markov"))
@@ -113,4 +121,5 @@ def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
     assert small == MODELLED and small.magnet_every > 0 and small.critic_epochs > CriticSettings().critic_epochs
     assert large == replace(MODELLED, magnet_every=0, temperature=HELD_TEMPERATURE)
     assert settings_for_rules(goofspiel.rules(num_cards=4)) == CriticSettings()  # full observation: no model
-    assert settings_for_rules(get("spoof").rules(observation="markov")) == SETTINGS["spoof"]
+    assert settings_for_rules(get("spoof").rules()) == SETTINGS["spoof"]
+    assert settings_for_rules(get("spoof").rules(observation="markov")) == SPOOF_MODELLED

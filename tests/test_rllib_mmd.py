@@ -27,7 +27,8 @@ def _rules(game: str):
 
 
 @pytest.mark.parametrize(
-    "game, targets", [("goofspiel", "expected"), ("spoof", "sampled"), ("bid_spoof", "sampled"), ("egghead", "sampled")]
+    "game, targets",
+    [("goofspiel", "expected"), ("spoof", "expected"), ("bid_spoof", "sampled"), ("egghead", "sampled")],
 )
 def test_two_env_runners_train_it_and_the_module_reloads_as_trained(ray_local, game, targets, tmp_path):
     from hiddenhand.agents import load_agent
@@ -235,8 +236,7 @@ def test_its_settings_are_those_of_mmd_critic_in_rllibs_terms():
             ours.hidden,
             ours.targets,
         )
-    spoof = mmd_critic_settings_for_rules(_rules("spoof"))
-    assert spoof.temperature == 0.3
+    spoof = replace(mmd_critic_settings_for_rules(_rules("spoof")), temperature=0.3)
     # RLlib's entropy schedule carries the temperature, annealed where the settings say so
     assert rllib_training(spoof, 10_000)["entropy_coeff"] == 0.3
     assert rllib_training(replace(spoof, anneal_entropy=True), 10_000)["entropy_coeff"] == [[0, 0.3], [10_000, 0.0]]
@@ -250,8 +250,11 @@ def test_bad_settings_are_refused_before_ray_starts(tmp_path, monkeypatch):
 
     monkeypatch.setattr(rllib_train, "start_ray", started)
     spoof = rllib_train.mmd_critic_settings_for_rules(_rules("spoof"))
+    bid_spoof = rllib_train.mmd_critic_settings_for_rules(_rules("bid_spoof"))  # no round model
     with pytest.raises(ValueError, match="targets='expected' needs a round model"):
-        rllib_train.train_rllib(_rules("spoof"), steps=1, out=tmp_path, settings=replace(spoof, targets="expected"))
+        rllib_train.train_rllib(
+            _rules("bid_spoof"), steps=1, out=tmp_path, settings=replace(bid_spoof, targets="expected")
+        )
     refused = (("update", "a2c"), ("targets", "exact"), ("eta", 0.0), ("temperature", -1.0), ("magnet_every", -1))
     for name, value in refused:
         with pytest.raises(ValueError, match=name):

@@ -158,8 +158,9 @@ for _declared in (
         "every legal action's value from the sampled games (one seat of some games explores), and at each update "
         "the policy network is fitted to MMD's step computed from its own probabilities and those values, at a "
         "constant temperature (or annealed with --anneal, or towards a magnet that moves). Where the game declares "
-        "a model of the round (two-player Markov Goofspiel), the Q network learns every bid's expected value over "
-        "the other's bid and the next prize instead (--targets), and the defaults move the magnet. No table: the "
+        "a model of the round (two-player Markov Goofspiel; whole Spoof on the Markov observation), the Q network "
+        "learns every action's expected value over the round (the other's moves and hidden hand under the policy, "
+        "the next prize) instead (--targets), with settings of its own. No table: the "
         "policy network is what is measured and saved. Games with a batched env only.",
         "hiddenhand.training.critic_mmd:train_critic_mmd",
         "hiddenhand.training.critic_mmd:settings_for_rules",

@@ -1,0 +1,190 @@
+"""The tabular control on whole Spoof: magnetic mirror descent with exact values, one row of
+logits per Markov observation, through the same round model and closed-form step as
+``hiddenhand train mmd-critic`` (docs/training.md, "Spoof: targets from a model of the round").
+
+If this converges at a temperature and step, the method does; where the network learner
+does not get as far, the network or its critic is what stops it. Each iteration evaluates
+the table's policy (the round model's expectation swept towards its fixed point from the
+last iteration's values: the values of the Markov chain of rounds, a round nobody wins
+played again), takes MMD's step at every observation, and every ``--measure-every``
+iterations measures the table's exact exploitability with the game's own measure.
+
+With ``--network`` the table's step is replaced by the learner's (``hiddenhand train
+mmd-critic``'s policy network, its collection and its fit, the settings given here) reading
+the exact values at the collection's observations instead of its critic's: what the critic's
+error costs, apart from the network's.
+
+Example: ``python benchmarks/diagnose_rounds.py --matches 3 --temperature 0.1 --eta 0.1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from hiddenhand.agent import Agent
+from hiddenhand.core import TERMINAL
+from hiddenhand.envs.spoof_round_model import RoundModel
+from hiddenhand.registry import get
+from hiddenhand.training.critic_mmd import (
+    CriticMMD,
+    CriticSettings,
+    _fit_policy,
+    distinct_observations,
+    masked_log_softmax,
+    mmd_target,
+)
+
+
+def observations(rules) -> torch.Tensor:
+    """Every Markov observation a decision can show, from a walk of each round of the engine."""
+    seen: dict[bytes, np.ndarray] = {}
+
+    def walk(state):
+        mover = state.current_player()
+        x = state.observation_tensor(mover)
+        seen.setdefault(x.tobytes(), x)
+        for action in state.legal_actions(mover):
+            child = state.clone()
+            child.apply(action)
+            if child.current_player() != TERMINAL and child.round_state() < 0:
+                walk(child)
+
+    for m0 in range(1, rules.matches[0] + 1):
+        for m1 in range(1, rules.matches[1] + 1):
+            for first in (0, 1):
+                walk(rules.new_round_state((m0, m1), first))
+    return torch.as_tensor(np.stack(list(seen.values())))
+
+
+class Table:
+    """A row per observation of ``obs``, found for any batch of observations by a random
+    projection (observations the table lacks, which the model meets only with weight 0,
+    read as ``default``)."""
+
+    def __init__(self, obs: torch.Tensor) -> None:
+        self.weights = torch.rand(obs.shape[1], dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        keys = obs.double() @ self.weights
+        self.order = torch.argsort(keys)
+        self.keys = keys[self.order]
+
+    def rows(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        keys = x.double() @ self.weights
+        at = torch.searchsorted(self.keys, keys).clamp(max=len(self.keys) - 1)
+        return self.order[at], self.keys[at] == keys
+
+    def read(self, values: torch.Tensor, x: torch.Tensor, default: float = 0.0) -> torch.Tensor:
+        rows, found = self.rows(x)
+        return torch.where(found[:, None], values[rows], torch.full_like(values[rows], default))
+
+
+class TableAgent(Agent):
+    """The table's policy as an agent, for the game's exact measure."""
+
+    uses_history = False
+
+    def __init__(self, table: Table, probs: torch.Tensor) -> None:
+        super().__init__()
+        self.table, self.probs = table, probs
+
+    def policy(self, observation) -> np.ndarray:
+        return self.policy_batch({k: np.asarray(v)[None] for k, v in observation.items()})[0]
+
+    def policy_batch(self, observations) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(observations["observation"], dtype=np.float32))
+        mask = np.asarray(observations["action_mask"], dtype=bool)
+        probs = self.table.read(self.probs, x).numpy().astype(np.float64) * mask
+        missing = probs.sum(1) <= 0
+        probs[missing] = mask[missing]
+        return probs / probs.sum(1, keepdims=True)
+
+
+def run(
+    matches: int,
+    iterations: int,
+    eta: float,
+    temperature: float,
+    magnet_every: int,
+    sweeps: int,
+    every: int,
+    network: bool,
+):
+    rules = get("spoof").rules(matches=matches, observation="markov")
+    game = get("spoof")
+    model = RoundModel(rules)
+    obs = observations(rules)
+    legal = model.legal(obs)
+    table = Table(obs)
+    logp = masked_log_softmax(torch.zeros(len(obs), rules.actions.size), legal)
+    magnet = logp.clone()
+    q = torch.zeros(len(obs), rules.actions.size)
+    if network:
+        settings = CriticSettings(
+            critic_learning_rate=1e-3,
+            critic_epochs=8,
+            policy_steps=16,
+            replay=1,
+            lookahead=True,
+            eta=eta,
+            temperature=temperature,
+            magnet_every=magnet_every,
+        )
+        learner = CriticMMD(rules, settings, seed=0, device="cpu")
+
+    def probs_of(current):
+        def probs(x, mask):
+            if network:
+                with torch.no_grad():
+                    return torch.softmax(masked_log_softmax(learner.policy(x), mask), dim=1)
+            return torch.where(mask, table.read(current.exp(), x), 0.0)
+
+        return probs
+
+    print(f"{len(obs)} observations; eta {eta}, temperature {temperature}, magnet every {magnet_every or 'never'}")
+    for it in tqdm(range(iterations + 1), desc="iterations", unit="it"):
+        probs = probs_of(logp)
+        for _ in range(sweeps):
+            q = model.expected_q(obs, probs, lambda x: table.read(q, x), 1.0)
+        if it % every == 0:
+            agent = learner.agent() if network else TableAgent(table, logp.exp())
+            tqdm.write(f"iteration {it}: exploitability {game.exact_exploitability(rules, agent):.4f}")
+        if network:
+            if magnet_every and it % magnet_every == 0:
+                learner.magnet.load_state_dict(learner.policy.state_dict())
+            batch, _, _ = learner.collector.collect(learner.policy, 0.0, 1.0)
+            if len(batch.actions):
+                seen = torch.as_tensor(distinct_observations(batch)[0])
+                values = table.read(q, seen)
+                anchor = learner.magnet if magnet_every else None
+                _fit_policy(
+                    learner.policy, anchor, learner.critic, learner.optimizer, batch, settings, temperature, values
+                )
+            continue
+        if magnet_every and it % magnet_every == 0:
+            magnet = logp.clone()
+        target = mmd_target(logp, magnet, q, legal, eta, temperature)
+        logp = torch.log(target.clamp_min(1e-300)).masked_fill(~legal, -torch.inf)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--matches", type=int, default=3, help="starting matches of each player (default 3)")
+    parser.add_argument("--iterations", type=int, default=2000, help="MMD iterations (default 2000)")
+    parser.add_argument("--eta", type=float, default=0.1, help="MMD's step, per unit of a game won (default 0.1)")
+    parser.add_argument("--temperature", type=float, default=0.1, help="MMD's temperature (default 0.1)")
+    parser.add_argument("--magnet-every", type=int, default=0, help="iterations between magnet moves (0: uniform)")
+    parser.add_argument("--sweeps", type=int, default=10, help="evaluation sweeps per iteration (default 10)")
+    parser.add_argument("--measure-every", type=int, default=200, help="iterations between measures (default 200)")
+    parser.add_argument(
+        "--network", action="store_true", help="the learner's policy network and collection with exact values"
+    )
+    a = parser.parse_args()
+    torch.set_num_threads(1)
+    run(a.matches, a.iterations, a.eta, a.temperature, a.magnet_every, a.sweeps, a.measure_every, a.network)
+
+
+if __name__ == "__main__":
+    main()
