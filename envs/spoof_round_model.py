@@ -84,6 +84,7 @@ class RoundModel:
         view, the next round)."""
         import torch
 
+        pieces = [torch.as_tensor(x, device=pieces[0].device) for x in pieces]  # -1 may be given as an int
         seat, mine, theirs, first, hold, bid, other_bid = (x.reshape(-1) for x in torch.broadcast_tensors(*pieces))
         shape = torch.broadcast_shapes(*(x.shape for x in pieces))
         obs = torch.zeros(len(seat), self.width, device=seat.device)
@@ -131,7 +132,6 @@ class RoundModel:
 
         h, b, hold0, bid0 = self.holds, self.bids, self.hold0, self.bid0
         seat, mine, theirs, first, hold, _, other_bid = self._read(obs)
-        none = torch.full_like(mine, -1)
         hands = torch.arange(h, device=obs.device)
         totals = torch.arange(b, device=obs.device)
 
@@ -151,38 +151,36 @@ class RoundModel:
         other = 1 - seat
         # The other's hand as the policy chooses it: it has shown nothing but, where it bid
         # first, its bid (it bids first exactly when the reader does not).
-        hand = policy(self._write(other, theirs, mine, ~first, none, none, none))[:, hold0 : hold0 + h]
-        opening = policy(
-            self._write(*(col(x, 1) for x in (other, theirs, mine, ~first)), hands, col(none, 1), col(none, 1))
-        )[..., bid0 : bid0 + b]  # [row, its hand, its bid], where it bids first
-        # What a round ends in, from the reader's seat: the reader right (one match off; the
-        # game won with its last), the other right, or neither (the round again).
-        ends = (mine == 1, theirs == 1)
-        right = torch.where(ends[0], scale, value(self._write(seat, mine - 1, theirs, first | True, none, none, none)))
-        wrong = torch.where(
-            ends[1], -scale, value(self._write(seat, mine, theirs - 1, first & False, none, none, none))
-        )
-        again = value(self._write(seat, mine, theirs, first, none, none, none))
+        hand = policy(self._write(other, theirs, mine, ~first, -1, -1, -1))[:, hold0 : hold0 + h]
+        opening = torch.zeros(len(obs), h, b, dtype=obs.dtype, device=obs.device)  # [row, its hand, its bid]
+        second = ~first  # the rows where the other bids first
+        if second.any():
+            opening[second] = policy(
+                self._write(*(col(x[second], 1) for x in (other, theirs, mine, second)), hands, -1, -1)
+            )[..., bid0 : bid0 + b]
+        # What a round ends in, from the reader's seat (rows where it bids): the reader right
+        # (one match off; the game won with its last), the other right, or neither (the round again).
+        choosing = hold < 0
+        bidding = ~choosing
+        right, wrong, again = (torch.zeros(len(obs), dtype=obs.dtype, device=obs.device) for _ in range(3))
+        if bidding.any():
+            s, m, t, f = (x[bidding] for x in (seat, mine, theirs, first))
+            right[bidding] = torch.where(m == 1, scale, value(self._write(s, m - 1, t, f | True, -1, -1, -1)))
+            wrong[bidding] = torch.where(t == 1, -scale, value(self._write(s, m, t - 1, f & False, -1, -1, -1)))
+            again[bidding] = value(self._write(s, m, t, f, -1, -1, -1))
 
         def paid(rows, total, mine_bid, theirs_bid):
-            dims = total.dim() - 1
-            outcomes = (col(x[rows], dims) for x in (right, wrong, again))
-            r, w, a = outcomes
+            r, w, a = (col(x[rows], total.dim() - 1) for x in (right, wrong, again))
             return torch.where(mine_bid == total, r, torch.where(theirs_bid == total, w, a))
 
-        choosing = hold < 0
         rows = choosing & first  # the reader's next decision is its bid with the hand it chooses
         if rows.any():
-            seen = self._write(
-                *(col(x[rows], 1) for x in (seat, mine, theirs, first)), hands, *(col(none[rows], 1),) * 2
-            )
+            seen = self._write(*(col(x[rows], 1) for x in (seat, mine, theirs, first)), hands, -1, -1)
             q_out[rows, hold0 : hold0 + h] = value(seen)
         rows = choosing & ~first  # the other chooses its hand and bids, then the reader bids
         if rows.any():
             bids = (hand[rows, :, None] * opening[rows]).sum(1)  # [row, its bid]
-            seen = self._write(
-                *(col(x[rows], 2) for x in (seat, mine, theirs, first)), hands[:, None], col(none[rows], 2), totals
-            )
+            seen = self._write(*(col(x[rows], 2) for x in (seat, mine, theirs, first)), hands[:, None], -1, totals)
             q_out[rows, hold0 : hold0 + h] = (value(seen) * bids[:, None, :]).sum(2)
         rows = ~choosing & first  # the other has shown nothing; it answers the reader's bid
         if rows.any():
@@ -190,7 +188,7 @@ class RoundModel:
                 self._write(
                     *(col(x[rows], 2) for x in (other, theirs, mine, ~first)),
                     hands[:, None],
-                    col(none[rows], 2),
+                    -1,
                     totals,
                 )
             )[..., bid0 : bid0 + b]  # [row, its hand, the reader's bid, its bid]
