@@ -1,6 +1,7 @@
-"""The tabular control on whole Spoof: magnetic mirror descent with exact values, one row of
-logits per Markov observation, through the same round model and closed-form step as
-``hiddenhand train mmd-critic`` (docs/training.md, "Spoof: targets from a model of the round").
+"""The tabular control on whole Spoof and whole two-player Bid Spoof: magnetic mirror descent
+with exact values, one row of logits per Markov observation, through the same round model
+and closed-form step as ``hiddenhand train mmd-critic`` (docs/training.md, "Spoof: targets
+from a model of the round" and "Bid Spoof: the same model").
 
 If this converges at a temperature and step, the method does; where the network learner
 does not get as far, the network or its critic is what stops it. Each iteration evaluates
@@ -14,7 +15,8 @@ mmd-critic``'s policy network, its collection and its fit, the settings given he
 the exact values at the collection's observations instead of its critic's: what the critic's
 error costs, apart from the network's.
 
-Example: ``python benchmarks/diagnose_rounds.py --matches 3 --temperature 0.1 --eta 0.1``.
+Example: ``python benchmarks/diagnose_rounds.py --matches 3 --temperature 0.1 --eta 0.1``, or
+``--game bid-spoof --coins 3``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from tqdm.auto import tqdm
 
 from hiddenhand.agent import Agent
 from hiddenhand.core import TERMINAL
-from hiddenhand.envs.spoof_round_model import RoundModel
 from hiddenhand.registry import get
 from hiddenhand.training.critic_mmd import (
     CriticMMD,
@@ -36,27 +37,31 @@ from hiddenhand.training.critic_mmd import (
     distinct_observations,
     masked_log_softmax,
     mmd_target,
+    round_model,
 )
 
 
 def observations(rules) -> torch.Tensor:
-    """Every Markov observation a decision can show, from a walk of each round of the engine."""
+    """Every Markov observation a decision can show, from a walk of the engine's game: each
+    round-state the game can reach, walked once."""
     seen: dict[bytes, np.ndarray] = {}
+    rounds: set[int] = set()
 
     def walk(state):
+        if state.round_state() >= 0:
+            if state.round_state() in rounds:
+                return
+            rounds.add(state.round_state())
         mover = state.current_player()
         x = state.observation_tensor(mover)
         seen.setdefault(x.tobytes(), x)
         for action in state.legal_actions(mover):
             child = state.clone()
             child.apply(action)
-            if child.current_player() != TERMINAL and child.round_state() < 0:
+            if child.current_player() != TERMINAL:
                 walk(child)
 
-    for m0 in range(1, rules.matches[0] + 1):
-        for m1 in range(1, rules.matches[1] + 1):
-            for first in (0, 1):
-                walk(rules.new_round_state((m0, m1), first))
+    walk(rules.new_initial_state())
     return torch.as_tensor(np.stack(list(seen.values())))
 
 
@@ -103,7 +108,7 @@ class TableAgent(Agent):
 
 
 def run(
-    matches: int,
+    rules,
     iterations: int,
     eta: float,
     temperature: float,
@@ -112,9 +117,8 @@ def run(
     every: int,
     network: bool,
 ):
-    rules = get("spoof").rules(matches=matches, observation="markov")
-    game = get("spoof")
-    model = RoundModel(rules)
+    game = get(rules.name)
+    model = round_model(rules, "expected")
     obs = observations(rules)
     legal = model.legal(obs)
     table = Table(obs)
@@ -171,7 +175,9 @@ def run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--matches", type=int, default=3, help="starting matches of each player (default 3)")
+    parser.add_argument("--game", choices=("spoof", "bid-spoof"), default="spoof", help="the game (default spoof)")
+    parser.add_argument("--matches", type=int, default=3, help="Spoof: starting matches of each player (default 3)")
+    parser.add_argument("--coins", type=int, default=3, help="Bid Spoof (two players): starting coins (default 3)")
     parser.add_argument("--iterations", type=int, default=2000, help="MMD iterations (default 2000)")
     parser.add_argument("--eta", type=float, default=0.1, help="MMD's step, per unit of a game won (default 0.1)")
     parser.add_argument("--temperature", type=float, default=0.1, help="MMD's temperature (default 0.1)")
@@ -183,7 +189,11 @@ def main() -> None:
     )
     a = parser.parse_args()
     torch.set_num_threads(1)
-    run(a.matches, a.iterations, a.eta, a.temperature, a.magnet_every, a.sweeps, a.measure_every, a.network)
+    if a.game == "spoof":
+        rules = get("spoof").rules(matches=a.matches, observation="markov")
+    else:
+        rules = get("bid_spoof").rules(num_players=2, coins=a.coins, observation="markov")
+    run(rules, a.iterations, a.eta, a.temperature, a.magnet_every, a.sweeps, a.measure_every, a.network)
 
 
 if __name__ == "__main__":

@@ -203,6 +203,7 @@ GAME = Game(
     heuristics=("random", "heuristic"),
     opponent="heuristic",
     vector="hiddenhand.envs.bid_spoof_vector:BidSpoofVectorEnv",
+    round_model="hiddenhand.envs.bid_spoof_round_model:round_model",
     exploitability=Exact(
         "hiddenhand.solvers.bid_spoof:exploitability",
         _two_players,

@@ -187,7 +187,7 @@ class Game:
     - ``round_model``: ``(rules) -> model or None``, the expectation of a critic's targets
       over one round (the other seats' moves under a policy, chance's draws), where the
       configuration allows it (``hiddenhand.envs.goofspiel_round_model``,
-      ``hiddenhand.envs.spoof_round_model``).
+      ``hiddenhand.envs.spoof_round_model``, ``hiddenhand.envs.bid_spoof_round_model``).
     """
 
     name: str

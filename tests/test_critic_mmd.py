@@ -143,6 +143,35 @@ SMALL = {
 """Small configurations of our games with a batched env; a user's game runs on its defaults."""
 
 
+@pytest.mark.parametrize("name", ["spoof", "bid_spoof"])
+def test_on_a_whole_game_of_rounds_the_critic_s_targets_are_the_game_s_round_model_s(name):
+    """``hiddenhand train mmd-critic spoof|bid-spoof --observation markov`` finds the model
+    through the game's declaration; its critic's targets for a collection are the model's
+    expectation with the policy and the critic as they were before the fit."""
+    import torch
+
+    from hiddenhand.training.critic_mmd import CriticMMD, distinct_observations, masked_log_softmax, settings_for_rules
+
+    game = get(name)
+    rules = game.rules(**SMALL[name])
+    settings = settings_for_rules(rules)
+    assert settings.lookahead and settings.targets == "auto"
+    learner = CriticMMD(rules, replace(settings, games=64, batch=512), seed=0, device="cpu")
+    batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
+    while not len(batch.actions):  # the first collections hold no finished game yet
+        batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
+    seen = torch.as_tensor(distinct_observations(batch)[0])
+
+    def probs(x, legal):
+        return torch.softmax(masked_log_softmax(learner.policy(x), legal), dim=1)
+
+    with torch.no_grad():
+        reference = resolve(game.round_model)(rules).expected_q(seen, probs, learner.critic, learner.scale)
+    targets = learner.critic.fit(batch)
+    assert torch.allclose(targets, reference, atol=1e-6)
+    assert reference.abs().max() > 0.01
+
+
 def test_a_run_reproduces(tmp_path):
     rules = get("goofspiel").rules(num_cards=3, observation="markov")
     settings = replace(CriticSettings(), **TINY)

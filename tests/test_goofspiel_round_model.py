@@ -104,14 +104,14 @@ def test_the_critic_fits_every_legal_bid_to_the_model_s_targets():
 def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
     """Where the round model applies the critic fits harder and the magnet moves (at most
     ``MAGNET_CARDS`` cards; above, the magnet stays uniform at its own temperature); elsewhere the sampled defaults,
-    and a game's own settings (Spoof's temperature) first; whole Spoof on the Markov observation, which has a
-    model of its own, takes that model's settings."""
+    and a game's own settings (Spoof's temperature) first; whole Spoof and whole two-player Bid Spoof on the
+    Markov observation, which have models of their own, take those models' settings."""
     from hiddenhand.training.critic_mmd import (
         HELD_TEMPERATURE,
         MAGNET_CARDS,
         MODELLED,
+        ROUNDS_MODELLED,
         SETTINGS,
-        SPOOF_MODELLED,
         settings_for_rules,
     )
 
@@ -122,4 +122,6 @@ def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
     assert large == replace(MODELLED, magnet_every=0, temperature=HELD_TEMPERATURE)
     assert settings_for_rules(goofspiel.rules(num_cards=4)) == CriticSettings()  # full observation: no model
     assert settings_for_rules(get("spoof").rules()) == SETTINGS["spoof"]
-    assert settings_for_rules(get("spoof").rules(observation="markov")) == SPOOF_MODELLED
+    assert settings_for_rules(get("spoof").rules(observation="markov")) == ROUNDS_MODELLED
+    assert settings_for_rules(get("bid_spoof").rules(num_players=2, observation="markov")) == ROUNDS_MODELLED
+    assert settings_for_rules(get("bid_spoof").rules(observation="markov")) == SETTINGS["bid_spoof"]  # 3 players

@@ -20,9 +20,10 @@ is the Q-values, so this learner learns them:
    decision's noise is then one round's, not the whole game's, and the network averages it
    over the last few collections (:class:`_Critic`). Where the game declares a round model
    for the configuration (two-player Markov Goofspiel: :mod:`hiddenhand.envs.goofspiel_round_model`;
-   whole Spoof on the Markov observation: :mod:`hiddenhand.envs.spoof_round_model`), the
+   whole Spoof and whole two-player Bid Spoof on the Markov observation:
+   :mod:`hiddenhand.envs.spoof_round_model`, :mod:`hiddenhand.envs.bid_spoof_round_model`), the
    round's noise goes too: every legal action's target is its expected value over the other
-   player's moves (under the policy, which training knows; in Spoof over its hidden hand too,
+   player's moves (under the policy, which training knows; in Spoof and Bid Spoof over its hidden hand too,
    by Bayes' rule) and chance's draws, with the critic's ``V`` at the positions that follow
    (setting ``targets``).
 3. **Policy.** At every observation of the batch the step's target is computed from the
@@ -190,10 +191,11 @@ which leave out the Q network's error at the observation itself. docs/training.m
 "Critic targets from a model of the round", has the runs."""
 
 
-SPOOF_MODELLED = replace(
+ROUNDS_MODELLED = replace(
     MODELLED, eta=0.1, temperature=0.1, magnet_every=0, anneal_learning_rate=False, critic_epochs=16, policy_steps=32
 )
-"""The settings on whole Spoof with its round model: :data:`MODELLED` with twice its fits
+"""The settings on the whole games of rounds (whole Spoof, whole two-player Bid Spoof) with
+their round models: :data:`MODELLED` with twice its fits
 (16 critic passes, 32 policy steps), a fifth of its step and a temperature of 0.1 of a game,
 the magnet uniform and the learning rate held. The tabular control
 (``benchmarks/diagnose_rounds.py``) converges to that temperature's floor, 0.21, and with
@@ -203,11 +205,16 @@ rounds nobody wins, drift and take the policy with them (docs/training.md, "Spoo
 from a model of the round")."""
 
 
+ROUND_GAMES = ("spoof", "bid_spoof")
+"""The games whose round models take :data:`ROUNDS_MODELLED`: a game won is worth 1 and a
+round moves a match or a coin, where Goofspiel's rounds pay points."""
+
+
 def settings_for_rules(rules: Rules) -> CriticSettings:
     """The learner's settings for ``rules`` (its declaration, training/learners.py)."""
     modelled = round_model(rules, "auto") is not None
-    if rules.name == "spoof" and modelled:
-        return SPOOF_MODELLED
+    if rules.name in ROUND_GAMES and modelled:
+        return ROUNDS_MODELLED
     if rules.name in SETTINGS:
         return SETTINGS[rules.name]
     if not modelled:
@@ -560,7 +567,7 @@ __all__ = [
     "HELD_TEMPERATURE",
     "MODELLED",
     "SETTINGS",
-    "SPOOF_MODELLED",
+    "ROUNDS_MODELLED",
     "TARGETS",
     "CriticMMD",
     "CriticSettings",

@@ -11,7 +11,8 @@ encoder of its own). :class:`MMDCriticLearner` then replaces PPO's loss by the t
 - **critic**: the value head regresses the played action's value on its lambda-return
   (``targets`` ``sampled``), or every legal action's value on its expectation over the round
   under the game's round model (``expected``, where the game declares one: two-player
-  Markov Goofspiel), squared errors in units of the game's largest payoff;
+  Markov Goofspiel, whole Spoof and whole two-player Bid Spoof on the Markov observation),
+  squared errors in units of the game's largest payoff;
 - **policy**: cross entropy towards MMD's closed-form step
   (:func:`~.critic_mmd.mmd_target`) from the policy that collected the batch (RLlib keeps
   its logits), the magnet at the temperature of the entropy coefficient's schedule (so
