@@ -104,9 +104,7 @@ class RoundModel:
             obs[rows[kept], self.cut[name].start + offset + index[kept]] = 1.0
         made = owners >= 0
         column = 2 * torch.arange(self.bids, device=device) + owners.clamp_min(0)
-        table = obs[:, self.cut["bids"]]
-        table.scatter_(1, column, made.float())
-        obs[:, self.cut["bids"]] = table
+        obs[:, self.cut["bids"]].scatter_(1, column, made.float())  # a view: writes into obs
         return obs.reshape(*shape, self.width)
 
     @staticmethod
@@ -174,14 +172,14 @@ class RoundModel:
         # The round's settling, by caller (0 the reader), call and whether the call is right:
         # each player's change of coins and who starts, and the value of what that leads to
         # (computed once for each distinct outcome, on the rows that can settle a round).
-        one, none, lose = 1, 0, -1
+        win, same, lose = 1, 0, -1
         changes = {  # call: (caller's change, other's change, caller starts) if right, the same if wrong
-            "call": ((none, lose, False), (lose, none, True)),
-            "cliff": ((one, none, True), (lose, none, True)),
-            "spoof": ((none, none, True), (lose, none, True)),
-            "zero": ((none, lose, True), (lose, none, True)),
+            "call": ((same, lose, False), (lose, same, True)),
+            "cliff": ((win, same, True), (lose, same, True)),
+            "spoof": ((same, same, True), (lose, same, True)),
+            "zero": ((same, lose, True), (lose, same, True)),
         }
-        need = (hold >= 0) | ~starts
+        settles = (hold >= 0) | ~starts  # rows whose next move or the other's can end the round
         ends = torch.zeros(len(obs), 2, len(CALLS), 2, dtype=dtype, device=device)
         outcomes: dict[tuple, object] = {}
         for caller in (0, 1):
@@ -191,11 +189,11 @@ class RoundModel:
                     key = change, caller_starts == (caller == 0)
                     if key not in outcomes:
                         (mine_change, theirs_change), reader_starts = key
-                        m = (mine[need] + mine_change).clamp(max=c)
-                        t = (theirs[need] + theirs_change).clamp(max=c)
-                        nxt = self._write(seat[need], m.clamp_min(1), t.clamp_min(1), reader_starts, -1, nobody)
+                        m = (mine[settles] + mine_change).clamp(max=c)
+                        t = (theirs[settles] + theirs_change).clamp(max=c)
+                        nxt = self._write(seat[settles], m.clamp_min(1), t.clamp_min(1), reader_starts, -1, nobody)
                         outcomes[key] = torch.where(m == 0, -scale, torch.where(t == 0, scale, value(nxt)))
-                    ends[need, caller, k, wrong] = outcomes[key]
+                    ends[settles, caller, k, wrong] = outcomes[key]
 
         def settled(rows, caller, total, last, dims):
             """The value of each call by ``caller`` on ``total`` after bid ``last`` (both
@@ -225,8 +223,9 @@ class RoundModel:
             opening = policy(self._write(*(col(x[r], 1) for x in (other, theirs, mine, ~starts)), hands, nobody))
             opened = torch.where(values == values[:, None], 1, -1)  # [its bid, the table]: that bid the other's
             seen = self._write(*(col(x[r], 2) for x in (seat, mine, theirs, starts)), hands[:, None], opened)
-            bids = opening[:, None, :, self.bid0 : self.bid0 + b]
-            later = (bids * value(seen)[:, :, None]).sum(3)  # [row, the reader's hand, its hand]
+            opening_bids = opening[:, None, :, self.bid0 : self.bid0 + b]
+            later = (opening_bids * value(seen)[:, :, None]).sum(3)  # [row, the reader's hand, its hand]
+            # Of the calls only zero may open a round: the others, settled on "bid 0" here, weigh 0.
             ended = settled(r, 1, hands[:, None] + hands, torch.zeros((), device=device), 2)  # [row, mine, its, call]
             later = later + (calls(opening)[:, None] * ended).sum(3)
             q_out[r, self.hold0 : self.hold0 + h] = (hand[r, None, :] * later).sum(2)
@@ -237,7 +236,7 @@ class RoundModel:
         r = rows.nonzero().ravel()
         s, m, t, f, own, table, theirs_table = (x[r] for x in (seat, mine, theirs, starts, hold, owners, swapped))
         others = [col(x, 2) for x in (1 - s, t, m, ~f)]  # the other's seat, coins and role
-        same = values[:, None] == values  # [bid, bid]
+        same_bid = values[:, None] == values  # [bid, bid]
         # The other's hand given the bids it made (Bayes' rule): at each of them it saw its
         # hand and the table below that bid.
         below = torch.where(values[:, None] > values, theirs_table[:, None, :], -1)  # [row, its bid, table]
@@ -245,15 +244,17 @@ class RoundModel:
         made = asked[..., self.bid0 : self.bid0 + b].diagonal(dim1=2, dim2=3)  # [row, its hand, its bid]
         likely = hand[r] * torch.where((table == 1)[:, None, :], made, 1.0).prod(2)
         mass = likely.sum(1, keepdim=True)
-        belief = torch.where(mass > 0, likely / mass.clamp_min(1e-30), hand[r])  # [row, its hand]
+        # (``likely`` multiplies up to ``coins`` bids' chances: mass can be tiny yet not 0.)
+        belief = torch.where(mass > 0, likely / torch.where(mass > 0, mass, 1.0), hand[r])  # [row, its hand]
         total = col(own, 1) + hands  # [row, its hand]
         # The reader's calls, on the last bid.
         ended = settled(r, 0, total, col(self._last(table), 1), 1)  # [row, its hand, call]
         q_out[r, self.call0 : self.call0 + len(CALLS)] = (belief[:, :, None] * ended).sum(1)
         # The reader's bids: the other answers with a higher bid (the reader decides again) or a call.
-        bid = torch.where(same, 0, table[:, None, :])  # [row, the reader's bid, table]
-        answer = policy(self._write(*others, hands[:, None], torch.where(bid >= 0, 1 - bid, -1)[:, None]))
-        both = torch.where(same, 1, bid[:, :, None, :])  # [row, the reader's bid, its bid, table]
+        after_mine = torch.where(same_bid, 0, table[:, None, :])  # [row, the reader's bid, table]
+        swapped_after = torch.where(after_mine >= 0, 1 - after_mine, -1)
+        answer = policy(self._write(*others, hands[:, None], swapped_after[:, None]))
+        both = torch.where(same_bid, 1, after_mine[:, :, None, :])  # [row, the reader's bid, its bid, table]
         seen = self._write(*(col(x, 2) for x in (s, m, t, f)), col(own, 2), both)
         again = (answer[..., self.bid0 : self.bid0 + b] * value(seen)[:, None]).sum(3)  # [row, its hand, bid]
         ended = settled(r, 1, total[:, :, None], values, 2)  # [row, its hand, bid, call]

@@ -22,14 +22,14 @@ def _starts(rules, most):
 
 @pytest.mark.parametrize(
     "coins, most, zero_call",
-    [(2, 2, "round_start"), (2, 2, "before_own_bid"), (3, 2, "round_start")],
+    [(2, 2, "round_start"), (2, 2, "before_own_bid"), (3, 2, "round_start"), (3, 3, "before_own_bid")],
 )
 def test_an_action_s_expected_value_over_the_round_is_the_engine_s(coins, most, zero_call):
     """A random policy in both seats and random values at the next decisions: at every
     decision of every round-state the model's value of every legal hand, bid and call is
     the engine walk's (hands shown nowhere but in the weights, so Bayes' rule over the
     other's bids is checked too). Round-states with one coin and with two let a right cliff
-    win a coin below the cap and change nothing at it."""
+    win a coin below the cap and change nothing at it; three each reach the largest bids."""
     rules = get("bid_spoof").rules(num_players=2, coins=coins, zero_call=zero_call, observation="markov")
     probs, q = random_networks(rules, seed=3)
     scale = 0.5  # not 1, so that a payoff left unscaled shows

@@ -195,14 +195,15 @@ ROUNDS_MODELLED = replace(
     MODELLED, eta=0.1, temperature=0.1, magnet_every=0, anneal_learning_rate=False, critic_epochs=16, policy_steps=32
 )
 """The settings on the whole games of rounds (whole Spoof, whole two-player Bid Spoof) with
-their round models: :data:`MODELLED` with twice its fits
-(16 critic passes, 32 policy steps), a fifth of its step and a temperature of 0.1 of a game,
-the magnet uniform and the learning rate held. The tabular control
-(``benchmarks/diagnose_rounds.py``) converges to that temperature's floor, 0.21, and with
-the magnet moved every 50 iterations at 0.05 to 0.04; the network learner stays near the
-floor at 0.1, but at 0.05 (magnet moving or not) its critic's values, bootstrapped through
-rounds nobody wins, drift and take the policy with them (docs/training.md, "Spoof: targets
-from a model of the round")."""
+their round models: :data:`MODELLED` with twice its fits (16 critic passes, 32 policy
+steps), a fifth of its step and a temperature of 0.1 of a game, the magnet uniform and the
+learning rate held. The network learner reaches about that temperature's floor, the one the
+tabular control (``benchmarks/diagnose_rounds.py``) converges to; below it, on Spoof its
+critic's values, bootstrapped through rounds nobody wins, drift and take the policy with
+them, and on Bid Spoof it does no better while moving more between measures; a moving
+magnet, which takes Spoof's table on towards the equilibrium, does not settle on Bid Spoof's
+(docs/training.md, "Spoof: targets from a model of the round" and "Bid Spoof: the same
+model", have the runs)."""
 
 
 ROUND_GAMES = ("spoof", "bid_spoof")
