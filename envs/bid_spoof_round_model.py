@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 from hiddenhand.envs.bid_spoof import BidSpoofRules
 from hiddenhand.envs.bid_spoof_observation import CALLS
+from hiddenhand.envs.round_model_parts import col, one_hots, readers
 
 
 def covers(rules: BidSpoofRules) -> bool:
@@ -91,17 +92,18 @@ class RoundModel:
         seat, mine, theirs, starts, hold = (x.expand(shape).reshape(-1) for x in pieces)
         owners = owners.expand(*shape, self.bids).reshape(-1, self.bids)
         obs = torch.zeros(len(seat), self.width, device=device)
-        rows = torch.arange(len(seat), device=device)
-        for name, index, offset in (
-            ("seat", seat, 0),
-            ("coins", mine, 0),
-            ("coins", theirs, self.hands),
-            ("starter", 1 - starts.long(), 0),
-            ("direction", (hold >= 0).long() - 1, 0),  # clockwise once both hands are in
-            ("hold", hold, 0),
-        ):
-            kept = index >= 0
-            obs[rows[kept], self.cut[name].start + offset + index[kept]] = 1.0
+        one_hots(
+            obs,
+            self.cut,
+            (
+                ("seat", seat, 0),
+                ("coins", mine, 0),
+                ("coins", theirs, self.hands),
+                ("starter", 1 - starts.long(), 0),
+                ("direction", (hold >= 0).long() - 1, 0),  # clockwise once both hands are in
+                ("hold", hold, 0),
+            ),
+        )
         made = owners >= 0
         column = 2 * torch.arange(self.bids, device=device) + owners.clamp_min(0)
         obs[:, self.cut["bids"]].scatter_(1, column, made.float())  # a view: writes into obs
@@ -157,17 +159,7 @@ class RoundModel:
         other = 1 - seat
         swapped = torch.where(owners >= 0, 1 - owners, -1)  # the table from the other's seat
 
-        def policy(x):
-            flat = x.reshape(-1, self.width)
-            return probs(flat, self.legal(flat)).reshape(*x.shape[:-1], -1)
-
-        def value(x):
-            flat = x.reshape(-1, self.width)
-            return (probs(flat, self.legal(flat)) * q(flat)).sum(1).reshape(x.shape[:-1])
-
-        def col(x, dims):
-            """``x`` (one value a row) with ``dims`` trailing axes to broadcast over."""
-            return x.reshape(-1, *[1] * dims)
+        policy, value = readers(self.width, self.legal, probs, q)
 
         # The round's settling, by caller (0 the reader), call and whether the call is right:
         # each player's change of coins and who starts, and the value of what that leads to

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hiddenhand.envs.round_model_parts import col, one_hots, readers
 from hiddenhand.envs.spoof import SpoofRules
 
 
@@ -88,18 +89,19 @@ class RoundModel:
         seat, mine, theirs, first, hold, bid, other_bid = (x.reshape(-1) for x in torch.broadcast_tensors(*pieces))
         shape = torch.broadcast_shapes(*(x.shape for x in pieces))
         obs = torch.zeros(len(seat), self.width, device=seat.device)
-        rows = torch.arange(len(seat), device=seat.device)
-        for name, index, offset in (
-            ("seat", seat, 0),
-            ("matches", mine, 0),
-            ("matches", theirs, self.holds),
-            ("first", 1 - first.long(), 0),
-            ("hold", hold, 0),
-            ("bids", bid, 0),
-            ("bids", other_bid, self.bids),
-        ):
-            kept = index >= 0
-            obs[rows[kept], self.cut[name].start + offset + index[kept]] = 1.0
+        one_hots(
+            obs,
+            self.cut,
+            (
+                ("seat", seat, 0),
+                ("matches", mine, 0),
+                ("matches", theirs, self.holds),
+                ("first", 1 - first.long(), 0),
+                ("hold", hold, 0),
+                ("bids", bid, 0),
+                ("bids", other_bid, self.bids),
+            ),
+        )
         return obs.reshape(*shape, self.width)
 
     def legal(self, obs):
@@ -135,17 +137,7 @@ class RoundModel:
         hands = torch.arange(h, device=obs.device)
         totals = torch.arange(b, device=obs.device)
 
-        def policy(x):
-            flat = x.reshape(-1, self.width)
-            return probs(flat, self.legal(flat)).reshape(*x.shape[:-1], -1)
-
-        def value(x):
-            flat = x.reshape(-1, self.width)
-            return (probs(flat, self.legal(flat)) * q(flat)).sum(1).reshape(x.shape[:-1])
-
-        def col(x, dims):
-            """``x`` (one value a row) with ``dims`` trailing axes to broadcast over."""
-            return x.reshape(-1, *[1] * dims)
+        policy, value = readers(self.width, self.legal, probs, q)
 
         q_out = torch.zeros(len(obs), self.actions, dtype=obs.dtype, device=obs.device)
         other = 1 - seat

@@ -81,3 +81,16 @@ def stacked(walked):
     """The walk's observations as one tensor, and their values as one array, in the same order."""
     obs = torch.as_tensor(np.stack([np.frombuffer(key, dtype=np.float32) for key in walked]))
     return obs, np.stack(list(walked.values()))
+
+
+def assert_legal_as_engine(model, state, restart, moves, rng):
+    """Over ``moves`` random moves from ``state`` (a fresh one from ``restart()`` whenever a
+    game ends), the legal actions ``model.legal`` reads from the mover's observation are the
+    engine's."""
+    for _ in range(moves):
+        if state.current_player() == TERMINAL:
+            state = restart()
+        player = state.current_player()
+        x = torch.as_tensor(state.observation_tensor(player))[None]
+        assert model.legal(x)[0].nonzero().ravel().tolist() == sorted(state.legal_actions(player))
+        state.apply(int(rng.choice(state.legal_actions(player))))

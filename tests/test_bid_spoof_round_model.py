@@ -7,9 +7,8 @@ applies; and the critic that uses it."""
 import numpy as np
 import pytest
 import torch
-from round_walk import engine_q, random_networks, stacked
+from round_walk import assert_legal_as_engine, engine_q, random_networks, stacked
 
-from hiddenhand.core import TERMINAL
 from hiddenhand.envs.bid_spoof_round_model import RoundModel, covers, round_model
 from hiddenhand.registry import get
 
@@ -52,16 +51,8 @@ def test_an_action_s_expected_value_over_the_round_is_the_engine_s(coins, most, 
 def test_the_legal_actions_it_reads_from_an_observation_are_the_engine_s():
     for zero_call in ("round_start", "before_own_bid"):
         rules = get("bid_spoof").rules(num_players=2, coins=3, zero_call=zero_call, observation="markov")
-        model = RoundModel(rules)
         rng = np.random.default_rng(0)
-        state = rules.new_initial_state()
-        for _ in range(400):
-            if state.current_player() == TERMINAL:
-                state = rules.new_initial_state()
-            player = state.current_player()
-            x = torch.as_tensor(state.observation_tensor(player))[None]
-            assert model.legal(x)[0].nonzero().ravel().tolist() == sorted(state.legal_actions(player))
-            state.apply(int(rng.choice(state.legal_actions(player))))
+        assert_legal_as_engine(RoundModel(rules), rules.new_initial_state(), rules.new_initial_state, 400, rng)
 
 
 def test_it_covers_the_whole_two_player_game_on_the_markov_observation_only():

@@ -7,9 +7,8 @@ test_critic_mmd.py."""
 import numpy as np
 import pytest
 import torch
-from round_walk import engine_q, random_networks, stacked
+from round_walk import assert_legal_as_engine, engine_q, random_networks, stacked
 
-from hiddenhand.core import TERMINAL
 from hiddenhand.envs.spoof_round_model import RoundModel, covers, round_model
 from hiddenhand.registry import get
 
@@ -46,15 +45,12 @@ def test_the_legal_actions_it_reads_from_an_observation_are_the_engine_s():
     model = RoundModel(rules)
     walked = engine_q(rules, _starts(rules), *random_networks(rules, seed=1), 1.0)
     assert len(walked) > 50
-    state = rules.new_round_state((2, 3), 1)
     rng = np.random.default_rng(0)
-    for _ in range(200):
-        if state.current_player() == TERMINAL:
-            state = rules.new_round_state((int(rng.integers(1, 3)), int(rng.integers(1, 4))), int(rng.integers(2)))
-        player = state.current_player()
-        x = torch.as_tensor(state.observation_tensor(player))[None]
-        assert model.legal(x)[0].nonzero().ravel().tolist() == sorted(state.legal_actions(player))
-        state.apply(int(rng.choice(state.legal_actions(player))))
+
+    def restart():
+        return rules.new_round_state((int(rng.integers(1, 3)), int(rng.integers(1, 4))), int(rng.integers(2)))
+
+    assert_legal_as_engine(model, rules.new_round_state((2, 3), 1), restart, 200, rng)
 
 
 def test_it_covers_the_whole_game_on_the_markov_observation_only():
