@@ -117,10 +117,9 @@ class MMDCriticLearner(PPOTorchLearner):
         q = module.compute_q(batch)[rows]
         if self.round_model is not None:
             weights = legal.float()
-            with torch.no_grad():
-                targets = self.round_model.expected_q(
-                    seen[OBSERVATIONS][rows].float(), _probs(module), _values(module), 1.0
-                )
+            with torch.no_grad():  # once per distinct observation: a batch repeats the rounds' openings
+                distinct, back = torch.unique(seen[OBSERVATIONS][rows].float(), dim=0, return_inverse=True)
+                targets = self.round_model.expected_q(distinct, _probs(module), _values(module), 1.0)[back]
         else:
             weights = torch.nn.functional.one_hot(batch[Columns.ACTIONS][rows].long(), legal.shape[1]).float()
             targets = weights * batch[Postprocessing.VALUE_TARGETS][rows, None]
