@@ -313,6 +313,37 @@ def test_the_full_game_section_plays_the_heuristics_and_a_given_equilibrium(tmp_
     assert "No exact exploitability" in "\n".join(part.lines)
 
 
+def test_only_runs_the_named_games_and_configurations(tmp_path, monkeypatch):
+    """``only`` picks by game name and by directory name; the others are neither trained nor
+    reported, the header lists only what ran, and the command to run it again names the part."""
+    from hiddenhand.cli import main
+
+    report = run_benchmark(TINY, tmp_path, seed=0, progress=False, only=["spoof_objective=round", "egghead"])
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == ["spoof_objective=round"]
+    assert [
+        title for title in sections(report) if title.startswith(("Goofspiel", "Bid Spoof", "Spoof", "EggHead"))
+    ] == [
+        "Spoof, 2 players: objective round",
+        "EggHead, 3 players, one analyst (every seating)",
+    ]
+    assert "only=['spoof_objective=round', 'egghead']" in report
+    assert "- Goofspiel" not in report.split("## How to read this")[1].split("###")[0]
+    calls = []
+    monkeypatch.setattr(benchmark, "run_benchmark", lambda *args, **kwargs: calls.append(kwargs) or "")
+    assert main(["benchmark", "--out", str(tmp_path), "--only", "goofspiel", "--only", "spoof"]) == 0
+    assert calls[-1]["only"] == ["goofspiel", "spoof"]
+
+
+def test_only_refuses_a_name_that_matches_nothing_before_any_work(tmp_path):
+    with pytest.raises(
+        ValueError,
+        match=r"--only \['chess'\] names nothing the full budget runs; choose from .*"
+        r"'goofspiel_num_cards=8_observation=markov'",
+    ):
+        run_benchmark("full", tmp_path / "out", progress=False, only=["goofspiel", "chess"])
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_solution_file_of_another_size_is_refused_before_any_work(tmp_path):
     from hiddenhand.solvers.goofspiel import solve
 

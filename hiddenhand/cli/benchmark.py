@@ -43,6 +43,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "again; not cut by Ctrl-C) instead of training it again, then measure and report everything as usual: a "
         "benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped",
     )
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this part (repeatable): a game's name (all its configurations and sections) or a "
+        "configuration's directory name under OUT, such as goofspiel_num_cards=8_observation=markov; for a "
+        "machine lent for less time than the whole takes. Each part's REPORT.md stands alone (give each its own "
+        "OUT, or the next part replaces it); a name that matches nothing is refused with the names that do",
+    )
     p.set_defaults(run=run)
 
 
@@ -51,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args.out, "--out", "dir")
     files = {option: getattr(args, option.replace("-", "_")) for option in _file_options()}
-    print(run_benchmark(args.budget, args.out, args.seed, files=files, resume=args.resume))
+    print(run_benchmark(args.budget, args.out, args.seed, files=files, resume=args.resume, only=args.only))
     return 0
 
 

@@ -29,7 +29,9 @@ report says of them: docs/benchmark.md.
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 Run again with ``resume``, it reads back the training runs that finished (the full budget
-takes hours, and a machine may not stay that long) and trains the rest.
+takes hours, and a machine may not stay that long) and trains the rest. ``only`` runs a part
+of it (some games, or configurations by their directory names), for a machine that is lent
+for less time than the whole takes: each part's report stands alone.
 
 Writes (:mod:`.report`) ``REPORT.md`` (a header on how to read it and the run's command,
 seed, versions and machine; then a leaderboard per configuration, titled in words), one PNG
@@ -45,7 +47,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hiddenhand.interrupt import Interrupted, held_ctrl_c
@@ -97,6 +99,28 @@ def _check(spec: Budget, files: Mapping[str, str]) -> None:
             raise ValueError(f"the {spec.name} budget trains no learner on {section.title}; use --budget full")
 
 
+def _chosen(entries: list, sections: list, only: Sequence[str], spec: Budget) -> tuple[list, list]:
+    """The configurations and sections ``only`` names (all when it is empty): a game's name
+        takes all of that game's, a directory name (:func:`_slug`; a section's spells out its
+    parameters) one. A name that matches
+        nothing the budget runs is refused, with the names that would."""
+    if not only:
+        return entries, sections
+    names = {}
+    for game, entry in entries:
+        names.setdefault(game.name, []).append(entry)
+        names.setdefault(_slug(_rules(game, entry, spec)), []).append(entry)
+    for game, section in sections:
+        names.setdefault(game.name, []).append(section)
+        # Its parameters spelt out, as the directory it writes: 13-card Goofspiel's are the defaults.
+        names.setdefault("_".join([game.name, *(f"{k}={v}" for k, v in section.params.items())]), []).append(section)
+    unknown = sorted(set(only) - set(names))
+    if unknown:
+        raise ValueError(f"--only {unknown} names nothing the {spec.name} budget runs; choose from {sorted(names)}")
+    picked = [id(part) for name in only for part in names[name]]
+    return [e for e in entries if id(e[1]) in picked], [s for s in sections if id(s[1]) in picked]
+
+
 def run_benchmark(
     budget: str | Budget = "small",
     out_dir: str | Path = "runs/benchmark",
@@ -104,6 +128,7 @@ def run_benchmark(
     progress: bool = True,
     files: Mapping[str, str] | None = None,
     resume: bool = False,
+    only: Sequence[str] = (),
 ) -> str:
     """Run the whole benchmark; returns the report (Markdown), also written to REPORT.md.
     ``budget`` is ``"small"``, ``"full"`` or a :class:`Budget` of one's own. ``files``: a
@@ -114,7 +139,10 @@ def run_benchmark(
     (:func:`learner_settings`) and code (:func:`~hiddenhand.training.run.code_version`), not cut by Ctrl-C;
     :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
     benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped; the agents
-    are measured and played again, and the report counts the runs read back."""
+    are measured and played again, and the report counts the runs read back. ``only``: run
+    just these games (by name) and configurations (by the directory name each writes under
+    ``out_dir``, such as ``goofspiel_num_cards=8_observation=markov``), the report saying
+    which (:func:`_chosen`)."""
     spec = budget if isinstance(budget, Budget) else BUDGETS[check_choice("budget", budget, tuple(BUDGETS))]
     files = {option: str(file) for option, file in (files or {}).items() if file is not None}
     _check(spec, files)
@@ -132,7 +160,8 @@ def run_benchmark(
     # The games' own sections, where the budget trains a learner there.
     sections = [(game, section) for game in games().values() for section in game.benchmark_sections]
     sections = sections if spec.big_steps else []
-    command = report.command(budget, spec, out, seed, files, resume)
+    entries, sections = _chosen(entries, sections, only, spec)
+    command = report.command(budget, spec, out, seed, files, resume, only)
     lines = report.header(spec, seed, command, [_rules(game, entry, spec) for game, entry in entries])
     current = "the set-up"
     try:

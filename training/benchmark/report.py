@@ -42,13 +42,20 @@ class SectionReport:
     results: dict[str, object]
 
 
-def command(budget: str | Budget, spec: Budget, out: Path, seed: int, files: dict[str, str], resume: bool) -> str:
+def command(
+    budget: str | Budget, spec: Budget, out: Path, seed: int, files: dict[str, str], resume: bool, only=()
+) -> str:
     """The command that runs this benchmark again (a budget of one's own: the Python call)."""
     if isinstance(budget, Budget):
-        return f"run_benchmark({spec!r}, out_dir={str(out)!r}, seed={seed}" + (", resume=True)" if resume else ")")
+        return (
+            f"run_benchmark({spec!r}, out_dir={str(out)!r}, seed={seed}"
+            + (f", only={list(only)!r}" if only else "")
+            + (", resume=True)" if resume else ")")
+        )
     return (
         f"hiddenhand benchmark --budget {spec.name} --out {out} --seed {seed}"
         + "".join(f" --{option} {file}" for option, file in files.items())
+        + "".join(f" --only {name}" for name in only)
         + (" --resume" if resume else "")
     )
 
