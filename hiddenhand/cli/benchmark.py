@@ -49,8 +49,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NAME",
         help="run only this part (repeatable): a game's name (all its configurations and sections) or a "
-        "configuration's directory name under OUT, such as goofspiel_num_cards=8_observation=markov; for a "
-        "machine lent for less time than the whole takes. Each part's REPORT.md stands alone (give each its own "
+        "configuration's directory name under OUT, such as goofspiel_num_cards=8_observation=markov; where "
+        "one cannot keep a machine as long as the whole takes. Each part's REPORT.md stands alone (give each its own "
         "OUT, or the next part replaces it); a name that matches nothing is refused with the names that do",
     )
     p.set_defaults(run=run)

@@ -30,8 +30,8 @@ Ctrl-C stops the whole benchmark: the report is written with the sections that f
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 Run again with ``resume``, it reads back the training runs that finished (the full budget
 takes hours, and a machine may not stay that long) and trains the rest. ``only`` runs a part
-of it (some games, or configurations by their directory names), for a machine that is lent
-for less time than the whole takes: each part's report stands alone.
+of it (some games, or configurations by their directory names), where one cannot keep a
+machine as long as the whole takes: each part's report stands alone.
 
 Writes (:mod:`.report`) ``REPORT.md`` (a header on how to read it and the run's command,
 seed, versions and machine; then a leaderboard per configuration, titled in words), one PNG
