@@ -101,24 +101,25 @@ def _check(spec: Budget, files: Mapping[str, str]) -> None:
 
 def _chosen(entries: list, sections: list, only: Sequence[str], spec: Budget) -> tuple[list, list]:
     """The configurations and sections ``only`` names (all when it is empty): a game's name
-        takes all of that game's, a directory name (:func:`_slug`; a section's spells out its
-    parameters) one. A name that matches
-        nothing the budget runs is refused, with the names that would."""
+    takes all of that game's, a directory name (:func:`_slug`; a section's spells out its
+    parameters, as the directory it writes: 13-card Goofspiel's are the defaults) one. A name
+    that matches nothing the budget runs is refused, with the names that would."""
     if not only:
         return entries, sections
-    names = {}
-    for game, entry in entries:
-        names.setdefault(game.name, []).append(entry)
-        names.setdefault(_slug(_rules(game, entry, spec)), []).append(entry)
-    for game, section in sections:
-        names.setdefault(game.name, []).append(section)
-        # Its parameters spelt out, as the directory it writes: 13-card Goofspiel's are the defaults.
-        names.setdefault("_".join([game.name, *(f"{k}={v}" for k, v in section.params.items())]), []).append(section)
-    unknown = sorted(set(only) - set(names))
+    entry_names = [{game.name, _slug(_rules(game, entry, spec))} for game, entry in entries]
+    section_names = [
+        {game.name, "_".join([game.name, *(f"{k}={v}" for k, v in section.params.items())])}
+        for game, section in sections
+    ]
+    known = set().union(*entry_names, *section_names)
+    unknown = sorted(set(only) - known)
     if unknown:
-        raise ValueError(f"--only {unknown} names nothing the {spec.name} budget runs; choose from {sorted(names)}")
-    picked = [id(part) for name in only for part in names[name]]
-    return [e for e in entries if id(e[1]) in picked], [s for s in sections if id(s[1]) in picked]
+        raise ValueError(f"--only {unknown} names nothing the {spec.name} budget runs; choose from {sorted(known)}")
+    wanted = set(only)
+    return (
+        [part for part, names in zip(entries, entry_names) if names & wanted],
+        [part for part, names in zip(sections, section_names) if names & wanted],
+    )
 
 
 def run_benchmark(
