@@ -190,6 +190,31 @@ def test_the_benchmark_trains_rllib_as_one_of_its_learners(ray_local, tmp_path):
     )
 
 
+def test_the_learner_trains_on_one_torch_thread(ray_local, tmp_path, monkeypatch):
+    """The run's own process learns (and here acts) on one torch thread, whatever torch had
+    before: two runs side by side on two cores then use one core each."""
+    import torch
+
+    from hiddenhand.training import rllib_train
+
+    seen = []
+
+    def threads_while_training(*args):  # in place of the measure: what the run trains on
+        seen.append(torch.get_num_threads())
+
+    monkeypatch.setattr(rllib_train, "exact_measure", threads_while_training)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        settings = replace(rllib_train.rllib_settings_for("goofspiel"), batch=256)
+        rllib_train.train_rllib(
+            GoofspielRules(num_cards=4), steps=512, out=tmp_path, eval_every=256, settings=settings, progress=False
+        )
+    finally:
+        torch.set_num_threads(threads)
+    assert seen and set(seen) == {1}
+
+
 def test_bad_settings_are_refused(ray_local, tmp_path):
     from hiddenhand.rllib import ppo_config
     from hiddenhand.training.rllib_train import RLlibSettings, train_rllib

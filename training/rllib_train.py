@@ -208,6 +208,12 @@ def train_rllib(
     curve (decisions sampled, training seconds without measures, exploitability or None).
     On ``device`` ``cuda`` (or ``auto`` where torch sees a GPU) the learner asks Ray for one GPU
     (``num_gpus_per_learner=1``: Ray's own resources place it); the env runners act on CPUs."""
+    import torch
+
+    # The local learner (and, without remote env runners, the acting) runs in this process,
+    # which Ray does not limit to one OpenMP thread as it does its workers: on two cores,
+    # two runs side by side each spun a second thread and slowed each other several times.
+    torch.set_num_threads(1)
     declared = game_of(check_rules(rules, "train_rllib"))
     game = declared.name
     device = torch_device(device)
