@@ -51,13 +51,19 @@ that holds the clone itself (the clone may sit inside the temporary folder) exem
 
 def is_outside(path: str | os.PathLike) -> bool:
     """Whether ``path`` lies beside the repository: under its parent folder, but neither in
-    the repository nor in an :data:`ENVIRONMENT_ROOTS` folder."""
+    the repository nor in an :data:`ENVIRONMENT_ROOTS` folder. Judged both as written and
+    with its links followed: a neighbour that is a link (``../shared`` pointing elsewhere)
+    is still a neighbour, and a link inside the clone that points beside it still leaves it."""
     if GUARDED_PARENT is None:
         return False
-    resolved = Path(os.path.realpath(os.path.join(os.getcwd(), os.fsdecode(path))))
-    if not resolved.is_relative_to(GUARDED_PARENT) or resolved.is_relative_to(REPOSITORY):
+    joined = os.path.join(os.getcwd(), os.fsdecode(path))
+    return any(_beside(Path(where)) for where in (os.path.abspath(joined), os.path.realpath(joined)))
+
+
+def _beside(where: Path) -> bool:
+    if not where.is_relative_to(GUARDED_PARENT) or where.is_relative_to(REPOSITORY):
         return False
-    return not any(resolved.is_relative_to(root) or root.is_relative_to(resolved) for root in ENVIRONMENT_ROOTS)
+    return not any(where.is_relative_to(root) or root.is_relative_to(where) for root in ENVIRONMENT_ROOTS)
 
 
 def audit(event: str, args: tuple) -> None:

@@ -49,6 +49,23 @@ def test_the_repository_and_the_environment_pass(tmp_path):
     assert (tmp_path / "x.txt").read_text().startswith("read")
 
 
+def test_a_neighbour_that_is_a_link_is_still_a_neighbour(tmp_path, monkeypatch):
+    """``../shared`` may be a link to a folder far from the clone; reached through it, it is
+    still beside the clone. A clone at ``tmp/parent/repo``, its neighbour a link elsewhere."""
+    parent, elsewhere = tmp_path / "parent", tmp_path / "elsewhere"
+    (parent / "repo").mkdir(parents=True)
+    (elsewhere / "seeds").mkdir(parents=True)
+    (parent / "shared").symlink_to(elsewhere, target_is_directory=True)
+    monkeypatch.setattr(outside_guard, "GUARDED_PARENT", parent)
+    monkeypatch.setattr(outside_guard, "REPOSITORY", parent / "repo")
+    monkeypatch.setattr(outside_guard, "ENVIRONMENT_ROOTS", ())
+    monkeypatch.chdir(parent / "repo")
+    assert outside_guard.is_outside("../shared/seeds/x.txt")
+    assert outside_guard.is_outside(parent / "shared")
+    assert not outside_guard.is_outside(elsewhere / "seeds")  # not beside the clone itself
+    assert not outside_guard.is_outside("README.md")
+
+
 @needs_a_guarded_parent
 def test_a_relative_path_is_judged_where_it_points(monkeypatch):
     monkeypatch.chdir(outside_guard.REPOSITORY / "tests")
