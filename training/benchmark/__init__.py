@@ -69,8 +69,12 @@ def _rules(game: Game, entry: Benchmark, budget: Budget):
 def _slug(rules) -> str:
     """A directory name for a configuration: the game and the parameters that differ from the defaults."""
     defaults = type(rules).param_defaults()
-    parts = [f"{k}={v}" for k, v in rules.params.items() if defaults.get(k) != v]
-    return "_".join([rules.name, *parts]).replace(" ", "")
+    return _named(rules.name, {k: v for k, v in rules.params.items() if defaults.get(k) != v})
+
+
+def _named(game: str, params: Mapping) -> str:
+    """``game`` and ``params`` spelt as a directory name: ``goofspiel_num_cards=8_observation=markov``."""
+    return "_".join([game, *(f"{k}={v}" for k, v in params.items())]).replace(" ", "")
 
 
 def _check(spec: Budget, files: Mapping[str, str]) -> None:
@@ -107,10 +111,7 @@ def _chosen(entries: list, sections: list, only: Sequence[str], spec: Budget) ->
     if not only:
         return entries, sections
     entry_names = [{game.name, _slug(_rules(game, entry, spec))} for game, entry in entries]
-    section_names = [
-        {game.name, "_".join([game.name, *(f"{k}={v}" for k, v in section.params.items())])}
-        for game, section in sections
-    ]
+    section_names = [{game.name, _named(game.name, section.params)} for game, section in sections]
     known = set().union(*entry_names, *section_names)
     unknown = sorted(set(only) - known)
     if unknown:
