@@ -37,8 +37,9 @@ from markov_table import exact_q, measure, reach
 from hiddenhand.training.critic_mmd import CriticMMD, CriticSettings
 
 
-def settings_from(pairs: list[str]) -> CriticSettings:
-    """The learner's defaults with each ``NAME=VALUE`` of ``pairs`` applied (values as Python literals)."""
+def settings_from(pairs: list[str], base: CriticSettings | None = None) -> CriticSettings:
+    """``base`` (the learner's defaults if ``None``) with each ``NAME=VALUE`` of ``pairs``
+    applied (values as Python literals)."""
     names = {f.name for f in dataclasses.fields(CriticSettings)}
     changes = {}
     for pair in pairs:
@@ -47,7 +48,7 @@ def settings_from(pairs: list[str]) -> CriticSettings:
             raise SystemExit(f"--set {pair}: {name!r} is not a setting; the settings: {', '.join(sorted(names))}")
         value = ast.literal_eval(text)
         changes[name] = tuple(value) if isinstance(value, (list, tuple)) else value
-    return dataclasses.replace(CriticSettings(), **changes)
+    return dataclasses.replace(base or CriticSettings(), **changes)
 
 
 def exact_values(learner: CriticMMD, where: Positions):

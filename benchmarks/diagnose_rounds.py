@@ -25,6 +25,7 @@ import argparse
 
 import numpy as np
 import torch
+from diagnose_critic import settings_from
 from tqdm.auto import tqdm
 
 from hiddenhand.agent import Agent
@@ -116,6 +117,7 @@ def run(
     sweeps: int,
     every: int,
     network: bool,
+    changes: list[str],
 ):
     game = get(rules.name)
     model = round_model(rules, "expected")
@@ -126,7 +128,7 @@ def run(
     magnet = logp.clone()
     q = torch.zeros(len(obs), rules.actions.size)
     if network:
-        settings = CriticSettings(
+        base = CriticSettings(
             critic_learning_rate=1e-3,
             critic_epochs=8,
             policy_steps=16,
@@ -136,6 +138,7 @@ def run(
             temperature=temperature,
             magnet_every=magnet_every,
         )
+        settings = settings_from(changes, base)
         learner = CriticMMD(rules, settings, seed=0, device="cpu")
 
     def probs_of(current):
@@ -187,13 +190,20 @@ def main() -> None:
     parser.add_argument(
         "--network", action="store_true", help="the learner's policy network and collection with exact values"
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --network, change one of the learner's settings (repeatable; --set policy_steps=64)",
+    )
     a = parser.parse_args()
     torch.set_num_threads(1)
     if a.game == "spoof":
         rules = get("spoof").rules(matches=a.matches, observation="markov")
     else:
         rules = get("bid_spoof").rules(num_players=2, coins=a.coins, observation="markov")
-    run(rules, a.iterations, a.eta, a.temperature, a.magnet_every, a.sweeps, a.measure_every, a.network)
+    run(rules, a.iterations, a.eta, a.temperature, a.magnet_every, a.sweeps, a.measure_every, a.network, a.set)
 
 
 if __name__ == "__main__":

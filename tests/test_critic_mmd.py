@@ -172,6 +172,37 @@ def test_on_a_whole_game_of_rounds_the_critic_s_targets_are_the_game_s_round_mod
     assert reference.abs().max() > 0.01
 
 
+def test_each_sweep_recomputes_the_targets_from_the_critic_as_the_last_sweep_left_it():
+    """With ``critic_sweeps`` 3 the targets returned (what the step reads) are the round
+    model's expectation with the critic after two sweeps (a learner of 2 sweeps, the same
+    seed and batch, fitted just before), and the collection is remembered once, not three
+    times."""
+    import torch
+
+    from hiddenhand.training.critic_mmd import CriticMMD, distinct_observations, masked_log_softmax, settings_for_rules
+
+    game = get("spoof")
+    rules = game.rules(**SMALL["spoof"])
+    settings = replace(settings_for_rules(rules), games=64, batch=512, replay=4)
+    three = CriticMMD(rules, replace(settings, critic_sweeps=3), seed=0, device="cpu")
+    two = CriticMMD(rules, replace(settings, critic_sweeps=2), seed=0, device="cpu")
+    batch = three.collector.collect(three.policy, 0.0, three.scale)[0]
+    while not len(batch.actions):  # the first collections hold no finished game yet
+        batch = three.collector.collect(three.policy, 0.0, three.scale)[0]
+    seen = torch.as_tensor(distinct_observations(batch)[0])
+
+    def probs(x, legal):
+        return torch.softmax(masked_log_softmax(two.policy(x), legal), dim=1)
+
+    first = two.critic.fit(batch)
+    with torch.no_grad():
+        reference = resolve(game.round_model)(rules).expected_q(seen, probs, two.critic, two.scale)
+    targets = three.critic.fit(batch)
+    assert torch.allclose(targets, reference, atol=1e-6)
+    assert not torch.allclose(targets, first, atol=1e-3)  # the sweeps moved the values
+    assert len(three.critic.memory) == 1
+
+
 def test_a_run_reproduces(tmp_path):
     rules = get("goofspiel").rules(num_cards=3, observation="markov")
     settings = replace(CriticSettings(), **TINY)
@@ -212,6 +243,7 @@ def test_bad_settings_are_refused(tmp_path):
         ({"explore": 1.5}, "explore=1.5 is not allowed; allowed: a number 0 to 1"),
         ({"hidden": ()}, r"hidden=\(\) is not allowed; allowed: one or more positive widths"),
         ({"replay": 0}, "replay"),
+        ({"critic_sweeps": 0}, "critic_sweeps=0 is out of range; allowed: 1 to 10000"),
         ({"critic_average": 2.0}, "critic_average=2.0 is not allowed; allowed: a number 0 to 1"),
     ):
         with pytest.raises(ValueError, match=message):

@@ -101,6 +101,10 @@ class CriticSettings:
     of the way to it after every update (R-NaD's slowly moving magnet); ``magnet_every`` is then unused."""
     critic_epochs: int = 1
     """Passes of the Q network over what it remembers, at each update."""
+    critic_sweeps: int = 1
+    """With a round model's targets, times per update the targets of the collection are
+    computed afresh from the critic and fitted (``critic_epochs`` passes each): values
+    bootstrapped through several rounds settle before the policy reads them."""
     replay: int = 4
     """Collections the critic remembers and fits on (the policy moves little between them)."""
     targets: str = "auto"
@@ -138,6 +142,7 @@ class CriticSettings:
         check_int("batch", self.batch, 1, 10**9)
         check_int("magnet_every", self.magnet_every, 0, 10**9)
         check_int("critic_epochs", self.critic_epochs, 1, 10**4)
+        check_int("critic_sweeps", self.critic_sweeps, 1, 10**4)
         check_int("replay", self.replay, 1, 10**4)
         check_int("policy_steps", self.policy_steps, 1, 10**4)
         check_int("minibatches", self.minibatches, 1, 10**6)
@@ -402,18 +407,32 @@ class _Critic:
     def fit(self, batch: Batch):
         """Remember the batch's rows, then ``critic_epochs`` passes over what is remembered,
         in minibatches of about one collection's rows, each row's squared errors weighted by
-        its count. Returns the round model's targets at the batch's distinct observations
-        (:func:`distinct_observations`' order), computed before the fit; ``None`` with
-        sampled targets."""
+        its count; with a round model, ``critic_sweeps`` times, the batch's targets computed
+        afresh from the critic each time (they bootstrap on its ``V``, so each sweep carries
+        the last fit's values one round further). Returns the round model's targets at the
+        batch's distinct observations (:func:`distinct_observations`' order), computed before
+        the last fit; ``None`` with sampled targets."""
         import torch
 
-        obs, weights, targets, counts = (self._expected if self.model else self._sampled)(batch)
-        expected = targets if self.model else None
-        device = next(self.net.parameters()).device
-        rows = tuple(torch.as_tensor(x, device=device).float() for x in (obs, weights, targets, counts))
-        self.memory = [*self.memory, rows][-self.s.replay :]
+        for sweep in range(self.s.critic_sweeps if self.model else 1):
+            obs, weights, targets, counts = (self._expected if self.model else self._sampled)(batch)
+            expected = targets if self.model else None
+            device = next(self.net.parameters()).device
+            rows = tuple(torch.as_tensor(x, device=device).float() for x in (obs, weights, targets, counts))
+            kept = self.memory if sweep == 0 else self.memory[:-1]
+            self.memory = [*kept, rows][-self.s.replay :]
+            self._passes()
+        if self.s.critic_average:
+            _polyak(self.average, self.net, self.s.critic_average)
+        return expected
+
+    def _passes(self) -> None:
+        """``critic_epochs`` passes of Adam over the remembered rows."""
+        import torch
+
         obs, weights, targets, counts = (torch.cat(c) for c in zip(*self.memory))
         n = len(counts)
+        device = obs.device
         size = -(-max(1, len(self.memory[-1][3])) // self.s.minibatches)
         for _ in range(self.s.critic_epochs):
             order = torch.as_tensor(self.rng.permutation(n), device=device)
@@ -425,9 +444,6 @@ class _Critic:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
                 self.optimizer.step()
-        if self.s.critic_average:
-            _polyak(self.average, self.net, self.s.critic_average)
-        return expected
 
 
 def distinct_observations(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
