@@ -13,7 +13,8 @@ iterations measures the table's exact exploitability with the game's own measure
 With ``--network`` the table's step is replaced by the learner's (``hiddenhand train
 mmd-critic``'s policy network, its collection and its fit, the settings given here) reading
 the exact values at the collection's observations instead of its critic's: what the critic's
-error costs, apart from the network's.
+error costs, apart from the network's; ``--set NAME=VALUE`` changes one of its settings,
+``--everywhere`` fits it at every reachable observation instead of the collection's.
 
 Example: ``python benchmarks/diagnose_rounds.py --matches 3 --temperature 0.1 --eta 0.1``, or
 ``--game bid-spoof --coins 3``.
@@ -22,6 +23,7 @@ Example: ``python benchmarks/diagnose_rounds.py --matches 3 --temperature 0.1 --
 from __future__ import annotations
 
 import argparse
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -118,6 +120,7 @@ def run(
     every: int,
     network: bool,
     changes: list[str],
+    everywhere: bool = False,
 ):
     game = get(rules.name)
     model = round_model(rules, "expected")
@@ -161,7 +164,10 @@ def run(
         if network:
             if magnet_every and it % magnet_every == 0:
                 learner.magnet.load_state_dict(learner.policy.state_dict())
-            batch, _, _ = learner.collector.collect(learner.policy, 0.0, 1.0)
+            if everywhere:
+                batch = SimpleNamespace(obs=obs.numpy(), masks=legal.numpy().astype(np.float32), actions=obs[:, 0])
+            else:
+                batch, _, _ = learner.collector.collect(learner.policy, 0.0, 1.0)
             if len(batch.actions):
                 seen = torch.as_tensor(distinct_observations(batch)[0])
                 values = table.read(q, seen)
@@ -197,13 +203,30 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="with --network, change one of the learner's settings (repeatable; --set policy_steps=64)",
     )
+    parser.add_argument(
+        "--everywhere",
+        action="store_true",
+        help="with --network, fit the policy at every observation the game can reach, each alike, in place of "
+        "the collection's (a control: what the observations self-play meets leave out)",
+    )
     a = parser.parse_args()
     torch.set_num_threads(1)
     if a.game == "spoof":
         rules = get("spoof").rules(matches=a.matches, observation="markov")
     else:
         rules = get("bid_spoof").rules(num_players=2, coins=a.coins, observation="markov")
-    run(rules, a.iterations, a.eta, a.temperature, a.magnet_every, a.sweeps, a.measure_every, a.network, a.set)
+    run(
+        rules,
+        a.iterations,
+        a.eta,
+        a.temperature,
+        a.magnet_every,
+        a.sweeps,
+        a.measure_every,
+        a.network,
+        a.set,
+        a.everywhere,
+    )
 
 
 if __name__ == "__main__":

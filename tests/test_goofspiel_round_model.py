@@ -110,6 +110,7 @@ def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
         HELD_TEMPERATURE,
         MAGNET_CARDS,
         MODELLED,
+        ROUND_SETTINGS,
         ROUNDS_MODELLED,
         SETTINGS,
         settings_for_rules,
@@ -123,5 +124,6 @@ def test_the_learner_s_settings_follow_the_model_and_the_size_of_the_game():
     assert settings_for_rules(goofspiel.rules(num_cards=4)) == CriticSettings()  # full observation: no model
     assert settings_for_rules(get("spoof").rules()) == SETTINGS["spoof"]
     assert settings_for_rules(get("spoof").rules(observation="markov")) == ROUNDS_MODELLED
-    assert settings_for_rules(get("bid_spoof").rules(num_players=2, observation="markov")) == ROUNDS_MODELLED
+    bid = settings_for_rules(get("bid_spoof").rules(num_players=2, observation="markov"))
+    assert bid == ROUND_SETTINGS["bid_spoof"] and bid.magnet_every > ROUNDS_MODELLED.magnet_every
     assert settings_for_rules(get("bid_spoof").rules(observation="markov")) == SETTINGS["bid_spoof"]  # 3 players
