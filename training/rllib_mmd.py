@@ -22,7 +22,8 @@ encoder of its own). :class:`MMDCriticLearner` then replaces PPO's loss by the t
   :mod:`.critic_mmd` moves it.
 
 What :mod:`.critic_mmd` does and this does not: exploring seats, a critic that remembers
-earlier collections (:func:`.rllib_train.mmd_critic_settings_for_rules`).
+earlier collections, targets swept several times an update
+(:func:`.rllib_train.mmd_critic_settings_for_rules`).
 """
 
 from __future__ import annotations
