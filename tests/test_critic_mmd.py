@@ -147,7 +147,8 @@ SMALL = {
 def test_on_a_whole_game_of_rounds_the_critic_s_targets_are_the_game_s_round_model_s(name):
     """``hiddenhand train mmd-critic spoof|bid-spoof --observation markov`` finds the model
     through the game's declaration; its critic's targets for a collection are the model's
-    expectation with the policy and the critic as they were before the fit."""
+    expectation with the policy and the critic as they were before the fit (one sweep; more:
+    the next test)."""
     import torch
 
     from hiddenhand.training.critic_mmd import CriticMMD, distinct_observations, masked_log_softmax, settings_for_rules
@@ -156,7 +157,7 @@ def test_on_a_whole_game_of_rounds_the_critic_s_targets_are_the_game_s_round_mod
     rules = game.rules(**SMALL[name])
     settings = settings_for_rules(rules)
     assert settings.lookahead and settings.targets == "auto"
-    learner = CriticMMD(rules, replace(settings, games=64, batch=512), seed=0, device="cpu")
+    learner = CriticMMD(rules, replace(settings, games=64, batch=512, critic_sweeps=1), seed=0, device="cpu")
     batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
     while not len(batch.actions):  # the first collections hold no finished game yet
         batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]

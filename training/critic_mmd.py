@@ -122,7 +122,8 @@ class CriticSettings:
     critic_average: float = 0.0
     """If more than 0, the values the learner reads (its targets' bootstraps and the policy's
     step) are a Polyak average of the Q network, moved this share of the way to it after each
-    fit: the average smooths the noise each fit on sampled returns leaves in the weights."""
+    fit (each sweep's): the average smooths the noise each fit on sampled returns leaves in
+    the weights."""
     policy_steps: int = 4
     """Adam steps fitting the policy network to the update's targets."""
     minibatches: int = 1
@@ -217,8 +218,8 @@ ROUND_SETTINGS: dict[str, CriticSettings] = {
 """The games whose round models take :data:`ROUNDS_MODELLED` (a game won is worth 1 and a
 round moves a match or a coin, where Goofspiel's rounds pay points), and their settings. On
 Bid Spoof the magnet moved every 50 updates did not settle even in the table; moved every
-500, once the policy has settled on the last one, at half the temperature, it does
-(docs/training.md, "Bid Spoof: the same model")."""
+500, once the policy has settled on the last one, at half the temperature, table and learner
+go on down (docs/training.md, "The magnet moved once the policy has settled")."""
 
 
 def settings_for_rules(rules: Rules) -> CriticSettings:
@@ -427,8 +428,8 @@ class _Critic:
             kept = self.memory if sweep == 0 else self.memory[:-1]
             self.memory = [*kept, rows][-self.s.replay :]
             self._passes()
-        if self.s.critic_average:
-            _polyak(self.average, self.net, self.s.critic_average)
+            if self.s.critic_average:
+                _polyak(self.average, self.net, self.s.critic_average)
         return expected
 
     def _passes(self) -> None:
