@@ -143,6 +143,29 @@ SMALL = {
 """Small configurations of our games with a batched env; a user's game runs on its defaults."""
 
 
+def _finished_collection(learner):
+    """A collection of ``learner``'s that holds a finished game (the first ones hold none)."""
+    batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
+    while not len(batch.actions):
+        batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
+    return batch
+
+
+def _model_targets(learner, game, rules, batch):
+    """The round model's targets at ``batch``'s observations with ``learner``'s policy and
+    critic as they are now."""
+    import torch
+
+    from hiddenhand.training.critic_mmd import distinct_observations, masked_log_softmax
+
+    def probs(x, legal):
+        return torch.softmax(masked_log_softmax(learner.policy(x), legal), dim=1)
+
+    seen = torch.as_tensor(distinct_observations(batch)[0])
+    with torch.no_grad():
+        return resolve(game.round_model)(rules).expected_q(seen, probs, learner.critic, learner.scale)
+
+
 @pytest.mark.parametrize("name", ["spoof", "bid_spoof"])
 def test_on_a_whole_game_of_rounds_the_critic_s_targets_are_the_game_s_round_model_s(name):
     """``hiddenhand train mmd-critic spoof|bid-spoof --observation markov`` finds the model
@@ -151,23 +174,15 @@ def test_on_a_whole_game_of_rounds_the_critic_s_targets_are_the_game_s_round_mod
     the next test)."""
     import torch
 
-    from hiddenhand.training.critic_mmd import CriticMMD, distinct_observations, masked_log_softmax, settings_for_rules
+    from hiddenhand.training.critic_mmd import CriticMMD, settings_for_rules
 
     game = get(name)
     rules = game.rules(**SMALL[name])
     settings = settings_for_rules(rules)
     assert settings.lookahead and settings.targets == "auto"
     learner = CriticMMD(rules, replace(settings, games=64, batch=512, critic_sweeps=1), seed=0, device="cpu")
-    batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
-    while not len(batch.actions):  # the first collections hold no finished game yet
-        batch = learner.collector.collect(learner.policy, 0.0, learner.scale)[0]
-    seen = torch.as_tensor(distinct_observations(batch)[0])
-
-    def probs(x, legal):
-        return torch.softmax(masked_log_softmax(learner.policy(x), legal), dim=1)
-
-    with torch.no_grad():
-        reference = resolve(game.round_model)(rules).expected_q(seen, probs, learner.critic, learner.scale)
+    batch = _finished_collection(learner)
+    reference = _model_targets(learner, game, rules, batch)
     targets = learner.critic.fit(batch)
     assert torch.allclose(targets, reference, atol=1e-6)
     assert reference.abs().max() > 0.01
@@ -180,24 +195,16 @@ def test_each_sweep_recomputes_the_targets_from_the_critic_as_the_last_sweep_lef
     times."""
     import torch
 
-    from hiddenhand.training.critic_mmd import CriticMMD, distinct_observations, masked_log_softmax, settings_for_rules
+    from hiddenhand.training.critic_mmd import CriticMMD, settings_for_rules
 
     game = get("spoof")
     rules = game.rules(**SMALL["spoof"])
     settings = replace(settings_for_rules(rules), games=64, batch=512, replay=4)
     three = CriticMMD(rules, replace(settings, critic_sweeps=3), seed=0, device="cpu")
     two = CriticMMD(rules, replace(settings, critic_sweeps=2), seed=0, device="cpu")
-    batch = three.collector.collect(three.policy, 0.0, three.scale)[0]
-    while not len(batch.actions):  # the first collections hold no finished game yet
-        batch = three.collector.collect(three.policy, 0.0, three.scale)[0]
-    seen = torch.as_tensor(distinct_observations(batch)[0])
-
-    def probs(x, legal):
-        return torch.softmax(masked_log_softmax(two.policy(x), legal), dim=1)
-
+    batch = _finished_collection(three)
     first = two.critic.fit(batch)
-    with torch.no_grad():
-        reference = resolve(game.round_model)(rules).expected_q(seen, probs, two.critic, two.scale)
+    reference = _model_targets(two, game, rules, batch)
     targets = three.critic.fit(batch)
     assert torch.allclose(targets, reference, atol=1e-6)
     assert not torch.allclose(targets, first, atol=1e-3)  # the sweeps moved the values
