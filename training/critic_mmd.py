@@ -401,14 +401,20 @@ class _Critic:
         import torch
 
         observations, legal, counts = distinct_observations(batch)
+        return observations, torch.as_tensor(legal), self._model_targets(observations), counts
+
+    def _model_targets(self, observations):
+        """The round model's targets for every legal action at ``observations``, from the
+        policy and the critic as they are."""
+        import torch
+
         device = next(self.net.parameters()).device
 
         def probs(x, legal):
             return torch.softmax(masked_log_softmax(self.policy(x), legal), dim=1)
 
         with torch.no_grad():
-            targets = self.model.expected_q(torch.as_tensor(observations, device=device), probs, self, self.scale)
-        return observations, torch.as_tensor(legal), targets, counts
+            return self.model.expected_q(torch.as_tensor(observations, device=device), probs, self, self.scale)
 
     def fit(self, batch: Batch):
         """Remember the batch's rows, then ``critic_epochs`` passes over what is remembered,
@@ -420,20 +426,20 @@ class _Critic:
         the last fit; ``None`` with sampled targets."""
         import torch
 
-        for sweep in range(self.s.critic_sweeps if self.model else 1):
-            obs, weights, targets, counts = (self._expected if self.model else self._sampled)(batch)
-            expected = targets if self.model else None
-            device = next(self.net.parameters()).device
-            rows = tuple(torch.as_tensor(x, device=device).float() for x in (obs, weights, targets, counts))
-            kept = self.memory if sweep == 0 else self.memory[:-1]
-            self.memory = [*kept, rows][-self.s.replay :]
+        observations, weights, targets, counts = (self._expected if self.model else self._sampled)(batch)
+        device = next(self.net.parameters()).device
+        rows = [torch.as_tensor(x, device=device).float() for x in (observations, weights, targets, counts)]
+        self.memory = [*self.memory, tuple(rows)][-self.s.replay :]
+        self._passes()
+        for _ in range(1, self.s.critic_sweeps if self.model else 1):
+            targets = self._model_targets(observations)
+            rows[2] = targets.to(device).float()
+            self.memory[-1] = tuple(rows)
             self._passes()
-            if self.s.critic_average:
-                _polyak(self.average, self.net, self.s.critic_average)
-        return expected
+        return targets if self.model else None
 
     def _passes(self) -> None:
-        """``critic_epochs`` passes of Adam over the remembered rows."""
+        """``critic_epochs`` passes of Adam over the remembered rows, then the average's move."""
         import torch
 
         obs, weights, targets, counts = (torch.cat(c) for c in zip(*self.memory))
@@ -450,6 +456,8 @@ class _Critic:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.s.max_grad_norm)
                 self.optimizer.step()
+        if self.s.critic_average:
+            _polyak(self.average, self.net, self.s.critic_average)
 
 
 def distinct_observations(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
