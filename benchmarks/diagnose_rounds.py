@@ -210,6 +210,8 @@ def main() -> None:
         "the collection's (a control: what the observations self-play meets leave out)",
     )
     a = parser.parse_args()
+    if (a.set or a.everywhere) and not a.network:
+        parser.error("--set and --everywhere change the network learner: give --network with them")
     torch.set_num_threads(1)
     if a.game == "spoof":
         rules = get("spoof").rules(matches=a.matches, observation="markov")
