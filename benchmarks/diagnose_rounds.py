@@ -121,6 +121,7 @@ def run(
     network: bool,
     changes: list[str],
     everywhere: bool = False,
+    floor: float = 0.0,
 ):
     game = get(rules.name)
     model = round_model(rules, "expected")
@@ -140,6 +141,7 @@ def run(
             eta=eta,
             temperature=temperature,
             magnet_every=magnet_every,
+            floor=floor,
         )
         settings = settings_from(changes, base)
         learner = CriticMMD(rules, settings, seed=0, device="cpu")
@@ -160,7 +162,15 @@ def run(
             q = model.expected_q(obs, probs, lambda x: table.read(q, x), 1.0)
         if it % every == 0:
             agent = learner.agent() if network else TableAgent(table, logp.exp())
-            tqdm.write(f"iteration {it}: exploitability {game.exact_exploitability(rules, agent):.4f}")
+            shown = logp
+            if network:
+                with torch.no_grad():
+                    shown = masked_log_softmax(learner.policy(obs), legal)
+            spread = -shown.masked_fill(~legal, 0.0).min()
+            tqdm.write(
+                f"iteration {it}: exploitability {game.exact_exploitability(rules, agent):.4f}, "
+                f"widest log-probability gap {spread:.1f}"
+            )
         if network:
             if magnet_every and it % magnet_every == 0:
                 learner.magnet.load_state_dict(learner.policy.state_dict())
@@ -178,7 +188,7 @@ def run(
             continue
         if magnet_every and it % magnet_every == 0:
             magnet = logp.clone()
-        target = mmd_target(logp, magnet, q, legal, eta, temperature)
+        target = mmd_target(logp, magnet, q, legal, eta, temperature, floor)
         logp = torch.log(target.clamp_min(1e-300)).masked_fill(~legal, -torch.inf)
 
 
@@ -191,6 +201,12 @@ def main() -> None:
     parser.add_argument("--eta", type=float, default=0.1, help="MMD's step, per unit of a game won (default 0.1)")
     parser.add_argument("--temperature", type=float, default=0.1, help="MMD's temperature (default 0.1)")
     parser.add_argument("--magnet-every", type=int, default=0, help="iterations between magnet moves (0: uniform)")
+    parser.add_argument(
+        "--floor",
+        type=float,
+        default=0.0,
+        help="least ratio of an action's probability to the most likely one's in each step's target (default 0: none)",
+    )
     parser.add_argument("--sweeps", type=int, default=10, help="evaluation sweeps per iteration (default 10)")
     parser.add_argument("--measure-every", type=int, default=200, help="iterations between measures (default 200)")
     parser.add_argument(
@@ -228,6 +244,7 @@ def main() -> None:
         a.network,
         a.set,
         a.everywhere,
+        a.floor,
     )
 
 

@@ -56,6 +56,24 @@ def test_the_policy_is_fitted_to_mmd_s_closed_form_step():
     assert np.abs(pi - expected).max() > 0.05  # the step moved the policy: the check above could fail
 
 
+def test_a_floor_keeps_every_legal_action_at_its_share_of_the_most_likely_one_s_probability():
+    """A row whose step leaves one action at e^-100 of the best: with a floor of 0.01 that
+    action keeps 0.01 of the best one's probability, the others keep their ratios (here e^-1)
+    and the illegal action keeps nothing; without a floor the step is MMD's own."""
+    import torch
+
+    from hiddenhand.training.critic_mmd import masked_log_softmax, mmd_target
+
+    legal = torch.tensor([[True, True, True, False]])
+    own = masked_log_softmax(torch.zeros(1, 4), legal)
+    values = torch.tensor([[0.0, -100.0, -1.0, 5.0]])
+    floored = mmd_target(own, None, values, legal, eta=1.0, alpha=0.0, floor=0.01)
+    weights = np.array([1.0, 0.01, np.exp(-1.0), 0.0])
+    assert np.allclose(floored.numpy()[0], weights / weights.sum(), rtol=1e-5, atol=0)
+    free = mmd_target(own, None, values, legal, eta=1.0, alpha=0.0)
+    assert np.allclose(free.numpy()[0], np.array([1.0, np.exp(-100.0), np.exp(-1.0), 0.0]) / (1 + np.exp(-1.0)))
+
+
 def test_per_decision_lambda_is_each_decision_s_own():
     """GAE with one lambda per decision, the same for every decision of one player in one game
     (as the exploring collection sets it), gives each decision the advantage that the whole
@@ -253,11 +271,25 @@ def test_bad_settings_are_refused(tmp_path):
         ({"replay": 0}, "replay"),
         ({"critic_sweeps": 0}, "critic_sweeps=0 is out of range; allowed: 1 to 10000"),
         ({"critic_average": 2.0}, "critic_average=2.0 is not allowed; allowed: a number 0 to 1"),
+        ({"floor": 1.0}, "floor=1.0 is not allowed; allowed: a number 0 or more, below 1"),
     ):
         with pytest.raises(ValueError, match=message):
             train_critic_mmd(
                 rules, steps=10, out=tmp_path, settings=replace(CriticSettings(), **change), progress=False
             )
+
+
+@pytest.mark.parametrize("critic_annealed", [False, True])
+def test_the_learning_rates_anneal_with_the_budget_left_where_the_settings_say(critic_annealed):
+    from hiddenhand.training.critic_mmd import CriticMMD
+
+    rules = get("goofspiel").rules(num_cards=3, observation="markov")
+    s = replace(CriticSettings(), anneal_learning_rate=True, anneal_critic_learning_rate=critic_annealed, **TINY)
+    learner = CriticMMD(rules, s, 0, "cpu")
+    learner.update(left=0.25)
+    assert [g["lr"] for g in learner.optimizer.param_groups] == [0.25 * s.learning_rate]
+    critic_rate = (0.25 if critic_annealed else 1.0) * s.critic_learning_rate
+    assert [g["lr"] for g in learner.critic.optimizer.param_groups] == [critic_rate]
 
 
 def test_a_polyak_magnet_moves_its_share_of_the_way_to_the_policy_after_each_update():

@@ -73,13 +73,14 @@ def _fit_part(learner, batch: dict, part: str, steps: int) -> None:
         optimizer.step()
 
 
-@pytest.mark.parametrize("magnet_every", [0, 1])
-def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray_local, magnet_every):
+@pytest.mark.parametrize("magnet_every, floor", [(0, 0.0), (1, 0.0), (0, 0.7)])
+def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray_local, magnet_every, floor):
     """On a fixed batch of 4-card decisions, Adam steps on the policy's parameters alone take
     the policy to ``pi' ~ exp((log pi + eta*alpha*log rho + eta*Q/unit) / (1 + eta*alpha))``
     over the legal actions (``pi`` the batch's own logits, ``rho`` the magnet: uniform, or
     with ``magnet_every`` the module as it was when the update began; ``Q`` the critic's
-    values held still), computed here in numpy; steps on the critic's parameters alone take
+    values held still; with a ``floor``, no action below that share of the most likely
+    one's probability), computed here in numpy; steps on the critic's parameters alone take
     the played action's value to its target, the others' nowhere in particular."""
     import torch
     from ray.rllib.core.columns import Columns
@@ -98,6 +99,7 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
         temperature=0.2,
         hidden=(64, 64),
         magnet_every=magnet_every,
+        floor=floor,
     )
     config = (
         ppo_config("goofspiel", SMALL["goofspiel"], hidden=s.hidden, action_values=10.0)
@@ -134,6 +136,10 @@ def test_the_loss_fits_the_policy_to_mmds_step_and_the_critic_to_its_targets(ray
     magnet = before if magnet_every else -np.log(masks.sum(1, keepdims=True))
     ea = s.eta * s.temperature
     step = np.where(masks, (before + ea * magnet + s.eta * q) / (1 + ea), -np.inf)
+    if floor:
+        lowest = step.max(1, keepdims=True) + np.log(floor)
+        assert (masks & (step < lowest)).any()  # the floor lifts some action: the check below could fail
+        step = np.where(masks, np.maximum(step, lowest), -np.inf)
     expected = np.exp(step - step.max(1, keepdims=True))
     expected /= expected.sum(1, keepdims=True)
 
@@ -229,7 +235,7 @@ def test_its_settings_are_those_of_mmd_critic_in_rllibs_terms():
         ours, theirs = settings_for_rules(_rules(game)), mmd_critic_settings_for_rules(_rules(game))
         assert theirs.update == "mmd-critic" and theirs.epochs == ours.policy_steps and theirs.eta == ours.eta
         assert (theirs.temperature, theirs.anneal_entropy) == (ours.temperature, ours.anneal)
-        assert theirs.magnet_every == ours.magnet_every
+        assert (theirs.magnet_every, theirs.floor) == (ours.magnet_every, ours.floor)
         assert (theirs.learning_rate, theirs.anneal_lr) == (ours.learning_rate, ours.anneal_learning_rate)
         assert (theirs.critic_learning_rate, theirs.hidden, theirs.targets) == (
             ours.critic_learning_rate,
@@ -253,7 +259,14 @@ def test_bad_settings_are_refused_before_ray_starts(tmp_path, monkeypatch):
     egghead = rllib_train.mmd_critic_settings_for_rules(_rules("egghead"))  # no round model
     with pytest.raises(ValueError, match="targets='expected' needs a round model"):
         rllib_train.train_rllib(_rules("egghead"), steps=1, out=tmp_path, settings=replace(egghead, targets="expected"))
-    refused = (("update", "a2c"), ("targets", "exact"), ("eta", 0.0), ("temperature", -1.0), ("magnet_every", -1))
+    refused = (
+        ("update", "a2c"),
+        ("targets", "exact"),
+        ("eta", 0.0),
+        ("temperature", -1.0),
+        ("magnet_every", -1),
+        ("floor", 1.0),
+    )
     for name, value in refused:
         with pytest.raises(ValueError, match=name):
             rllib_train.train_rllib(_rules("spoof"), steps=1, out=tmp_path, settings=replace(spoof, **{name: value}))

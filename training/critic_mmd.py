@@ -54,6 +54,7 @@ every point of the curve measures.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -93,6 +94,10 @@ class CriticSettings:
     anneal_learning_rate: bool = False
     """Decay the policy network's learning rate linearly to 0 over the run's budget: the
     last iterate then settles instead of jittering by a step's fitting noise."""
+    anneal_critic_learning_rate: bool = False
+    """Decay the Q network's learning rate linearly to 0 over the run's budget, as
+    ``anneal_learning_rate`` does the policy's: the values the policy's step reads settle
+    with it."""
     magnet_every: int = 0
     """Updates between moves of the magnet to the current policy; 0 keeps the uniform policy as
     the magnet (unless ``magnet_polyak``)."""
@@ -136,6 +141,12 @@ class CriticSettings:
     """Share of uniform play the exploring seat mixes into the policy at each of its decisions."""
     max_grad_norm: float = 1.0
     """Gradient norm each Adam step is clipped to."""
+    floor: float = 0.0
+    """If more than 0, the least ratio of a legal action's probability to the most likely
+    action's in each step's target (R-NaD thresholds small probabilities for the same
+    reason): a magnet that follows the policy presses the probabilities of the actions the
+    equilibrium leaves out towards 0 at every move, and without a floor the network's
+    logits for them grow without bound."""
 
     def check(self) -> None:
         """Refuse a setting out of its range, naming it and what is allowed."""
@@ -149,6 +160,7 @@ class CriticSettings:
         check_int("minibatches", self.minibatches, 1, 10**6)
         check_bool("anneal", self.anneal)
         check_bool("anneal_learning_rate", self.anneal_learning_rate)
+        check_bool("anneal_critic_learning_rate", self.anneal_critic_learning_rate)
         check_bool("lookahead", self.lookahead)
         check_choice("targets", self.targets, TARGETS)
         if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
@@ -164,6 +176,7 @@ class CriticSettings:
             ("explore", lambda x: 0 <= x <= 1, "0 to 1"),
             ("exploration", lambda x: 0 <= x <= 1, "0 to 1"),
             ("max_grad_norm", lambda x: x > 0, "more than 0"),
+            ("floor", lambda x: 0 <= x < 1, "0 or more, below 1"),
         ):
             check_number(name, getattr(self, name), fits, allowed)
 
@@ -198,7 +211,14 @@ which leave out the Q network's error at the observation itself. docs/training.m
 
 
 ROUNDS_MODELLED = replace(
-    MODELLED, eta=0.1, temperature=0.1, magnet_every=50, critic_epochs=16, critic_sweeps=4, policy_steps=64
+    MODELLED,
+    eta=0.1,
+    temperature=0.1,
+    magnet_every=50,
+    critic_epochs=16,
+    critic_sweeps=4,
+    policy_steps=64,
+    floor=1e-3,
 )
 """The settings on the whole games of rounds (whole Spoof, whole two-player Bid Spoof) with
 their round models: a fifth of :data:`MODELLED`'s step, a temperature of 0.1 of a game and
@@ -207,7 +227,9 @@ with exact values than half the temperature), the critic's targets swept four ti
 update (their values bootstrap through rounds nobody wins, and with one sweep they drift
 and take the policy with them) and the policy fitted by 64 steps, so that it follows each
 step's target (16 steps left the network behind the table); the learning rate anneals
-over the budget, as :data:`MODELLED`'s does. docs/training.md, "Spoof:
+over the budget, as :data:`MODELLED`'s does; and no action's probability in a step's target
+falls below a thousandth of the most likely one's (:attr:`CriticSettings.floor`), which
+kept the late climbs of long runs smaller. docs/training.md, "Spoof:
 targets from a model of the round", has the runs."""
 
 
@@ -285,16 +307,21 @@ def masked_log_softmax(logits, legal):
     return torch.log_softmax(logits.masked_fill(~legal, -torch.inf), dim=1)
 
 
-def mmd_target(own, anchor, values, legal, eta: float, alpha: float):
+def mmd_target(own, anchor, values, legal, eta: float, alpha: float, floor: float = 0.0):
     """MMD's step in closed form, the distribution the policy is fitted to: ``own`` and
     ``anchor`` are the policy's and the magnet's log-probabilities (``None``: the uniform
     magnet), ``values`` every action's value in units of the game's largest payoff (module
-    docstring); rows of a batch, ``legal`` their masks."""
+    docstring); rows of a batch, ``legal`` their masks. With ``floor`` above 0 no legal
+    action's probability falls below ``floor`` times the row's most likely one's
+    (:attr:`CriticSettings.floor`)."""
     import torch
 
     anchor = masked_log_softmax(torch.zeros_like(own), legal) if anchor is None else anchor
-    step = (own + eta * alpha * anchor + eta * values) / (1 + eta * alpha)
-    return torch.softmax(step.masked_fill(~legal, -torch.inf), dim=1)
+    step = ((own + eta * alpha * anchor + eta * values) / (1 + eta * alpha)).masked_fill(~legal, -torch.inf)
+    if floor:
+        lowest = step.max(dim=1, keepdim=True).values + math.log(floor)
+        step = torch.maximum(step, lowest).masked_fill(~legal, -torch.inf)
+    return torch.softmax(step, dim=1)
 
 
 def cross_entropy(target, logp, legal):
@@ -484,7 +511,7 @@ def _fit_policy(policy, magnet, critic, optimizer, batch: Batch, s: CriticSettin
     with torch.no_grad():
         own = masked_log_softmax(policy(obs), legal)
         anchor = masked_log_softmax(magnet(obs), legal) if magnet is not None else None
-        target = mmd_target(own, anchor, critic(obs) if values is None else values, legal, s.eta, alpha)
+        target = mmd_target(own, anchor, critic(obs) if values is None else values, legal, s.eta, alpha, s.floor)
     n = len(obs)
     size = -(-n // s.minibatches)
     for step_number in range(s.policy_steps):
@@ -525,12 +552,16 @@ class CriticMMD:
     def update(self, left: float = 1.0) -> tuple[int, int]:
         """Move the magnet if it is due, collect, fit the critic, then the policy, and move a
         Polyak magnet; the decisions played and the games finished. ``left`` is the share of
-        the run's budget still to spend: the temperature and the policy's learning rate are
-        scaled by it where the settings anneal them."""
+        the run's budget still to spend: the temperature and the learning rates are scaled by
+        it where the settings anneal them."""
         s = self.s
         alpha = s.temperature * (left if s.anneal else 1.0)
-        for group in self.optimizer.param_groups:
-            group["lr"] = s.learning_rate * (left if s.anneal_learning_rate else 1.0)
+        for optimizer, rate, annealed in (
+            (self.optimizer, s.learning_rate, s.anneal_learning_rate),
+            (self.critic.optimizer, s.critic_learning_rate, s.anneal_critic_learning_rate),
+        ):
+            for group in optimizer.param_groups:
+                group["lr"] = rate * (left if annealed else 1.0)
         if self.magnet is not None and not s.magnet_polyak and self.updates % s.magnet_every == 0:
             self.magnet.load_state_dict(self.policy.state_dict())
         batch, played, finished = self.collector.collect(self.policy, s.gae_lambda, self.scale)

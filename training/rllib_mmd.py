@@ -54,6 +54,7 @@ def mmd_learner(rules: Rules, settings, targets: str) -> dict[str, Any]:
         "critic_learning_rate": settings.critic_learning_rate,
         "magnet_every": settings.magnet_every,
         "lookahead": settings.lookahead,
+        "floor": settings.floor,
     }
     return {"learner_class": MMDCriticLearner, "learner_config_dict": extra}
 
@@ -134,7 +135,7 @@ class MMDCriticLearner(PPOTorchLearner):
             anchor = masked_log_softmax(anchor, legal)
         looked = self.round_model is not None and config.learner_config_dict["lookahead"]
         values = (targets if looked else q.detach()) / unit
-        target = mmd_target(before, anchor, values, legal, eta, alpha)
+        target = mmd_target(before, anchor, values, legal, eta, alpha, config.learner_config_dict["floor"])
         logp = masked_log_softmax(fwd_out[Columns.ACTION_DIST_INPUTS][rows], legal)
         policy_loss = cross_entropy(target, logp, legal).mean()
         self.metrics.log_dict({POLICY_LOSS_KEY: policy_loss, VF_LOSS_KEY: critic_loss}, key=module_id, window=1)

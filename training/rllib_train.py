@@ -86,6 +86,9 @@ class RLlibSettings(Settings):
     action's value as the model computes it (the critic's values at the positions that
     follow) instead of the value head's output at the observation, as in
     ``hiddenhand train mmd-critic``."""
+    floor: float = 0.0
+    """With ``mmd-critic``: if more than 0, the least ratio of a legal action's probability
+    to the most likely action's in each step's target, as in ``hiddenhand train mmd-critic``."""
 
     def check(self) -> None:
         """Refuse a setting out of its range, naming it and what is allowed."""
@@ -101,6 +104,7 @@ class RLlibSettings(Settings):
         check_number("temperature", self.temperature, lambda x: x >= 0, "0 or more")
         check_int("magnet_every", self.magnet_every, 0, 10**9)
         check_bool("lookahead", self.lookahead)
+        check_number("floor", self.floor, lambda x: 0 <= x < 1, "0 or more, below 1")
 
 
 POLICIES = ("shared", "per_seat")
@@ -154,6 +158,7 @@ SHARED_WITH_CRITIC = (
     "targets",
     "magnet_every",
     "lookahead",
+    "floor",
 )
 """The settings :class:`RLlibSettings` and :mod:`.critic_mmd`'s name alike and mean alike."""
 
