@@ -235,6 +235,8 @@ def train_rllib(
     address, num_cpus = settings.address or None, settings.num_cpus or None
     env_runners, envs_per_runner = settings.env_runners, settings.envs_per_runner
     start_ray(address, num_cpus)
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
     from hiddenhand.rllib import RLlibAgent, ppo_config
 
     config = ppo_config(
@@ -266,8 +268,12 @@ def train_rllib(
             while run.going():
                 if run.due(eval_every):
                     run.measure(measure)
-                result = algo.train()
-                run.advance(int(result["env_runners"]["num_env_steps_sampled_lifetime"]) - run.steps)
+                algo.train()
+                # Read from the algorithm's metrics, not the iteration's result: under load an
+                # iteration's result can come back without its env runners' section, while the
+                # lifetime count is kept across iterations.
+                sampled = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=run.steps)
+                run.advance(int(sampled) - run.steps)
         record["device"] = device
         return run.finish(lambda: RLlibAgent(module, game, rules.params).save(run.out), measure, record)
     finally:
