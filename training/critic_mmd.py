@@ -219,6 +219,7 @@ ROUNDS_MODELLED = replace(
     critic_sweeps=4,
     policy_steps=64,
     floor=1e-3,
+    anneal_critic_learning_rate=True,
 )
 """The settings on the whole games of rounds (whole Spoof, whole two-player Bid Spoof) with
 their round models: a fifth of :data:`MODELLED`'s step, a temperature of 0.1 of a game and
@@ -226,11 +227,12 @@ the magnet moved every 50 updates (the tabular control's schedule on Spoof, stea
 with exact values than half the temperature), the critic's targets swept four times an
 update (their values bootstrap through rounds nobody wins, and with one sweep they drift
 and take the policy with them) and the policy fitted by 64 steps, so that it follows each
-step's target (16 steps left the network behind the table); the learning rate anneals
-over the budget, as :data:`MODELLED`'s does; and no action's probability in a step's target
-falls below a thousandth of the most likely one's (:attr:`CriticSettings.floor`), which
-kept the late climbs of long runs smaller. docs/training.md, "Spoof:
-targets from a model of the round", has the runs."""
+step's target (16 steps left the network behind the table); the policy's and the
+critic's learning rates anneal over the budget (the critic's too, so that the values the
+step reads settle with the policy: longer runs kept going down); and no action's
+probability in a step's target falls below a thousandth of the most likely one's
+(:attr:`CriticSettings.floor`), which kept the late climbs of long runs smaller.
+docs/training.md, "Spoof: targets from a model of the round", has the runs."""
 
 
 ROUND_SETTINGS: dict[str, CriticSettings] = {
