@@ -15,7 +15,7 @@ Writes, into ``--out``: one run directory per configuration and seed (``curve.cs
 against decisions and against seconds, with the target and uniform play as lines) and
 ``targets.json``; prints the table.
 
-Run: ``python benchmarks/bench_targets.py [--learner regret|mmd|ppo] [--seconds 420] [--seeds 3]
+Run: ``python benchmarks/bench_targets.py [--learner regret|mmd|ppo] [--seconds 420 | --steps N] [--seeds 3]
 [--workers 2] [--only goofspiel-6 ...] [--out targets]``. Runs go ``--workers`` at a time, one
 process each (numba and torch on one thread each): on two cores the whole table takes about
 ``5 * seeds * seconds / 2`` plus the measures.
@@ -69,13 +69,16 @@ bootstrapped from their round values, with smaller collections;
 :func:`~hiddenhand.training.policy_gradient.settings_for`)."""
 
 
-def one_run(learner: str, name: str, seed: int, seconds: float, out: str) -> dict:
+def one_run(learner: str, name: str, seed: int, seconds: float | None, out: str, steps: int | None = None) -> dict:
+    """One seed of one configuration for ``seconds`` of training or, with ``steps``, for that
+    many decisions (the budget a learner anneals over is then the same on any machine)."""
     game, params, _, every = CONFIGS[name]
     where = Path(out) / f"{name}{suffix(learner)}" / f"seed{seed}"
     if learner != "regret":
         every //= NETWORK_SLOWER
+    budget = {"steps": steps, "seconds": None} if steps else {"steps": 10**12, "seconds": seconds}
     curve = declared(DECLARED[learner]).run(
-        get(game).rules(**params), steps=10**12, out=where, seed=seed, eval_every=every, progress=False, seconds=seconds
+        get(game).rules(**params), out=where, seed=seed, eval_every=every, progress=False, **budget
     )
     return {"name": name, "seed": seed, "curve": [(p.steps, p.seconds, p.exploitability) for p in curve]}
 
@@ -105,6 +108,12 @@ def main() -> None:
         "for the game",
     )
     parser.add_argument("--seconds", type=float, default=420.0, help="training seconds per run (default 420)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        help="decisions per run in place of a budget of seconds (the targets are stated in decisions; "
+        "a learner that anneals over its budget then anneals the same on any machine)",
+    )
     parser.add_argument("--seeds", type=int, default=3, help="seeds per configuration (default 3)")
     parser.add_argument("--workers", type=int, default=2, help="runs at a time (default 2)")
     parser.add_argument("--only", nargs="+", choices=list(CONFIGS), help="configurations to run (default all)")
@@ -113,10 +122,13 @@ def main() -> None:
     names = args.only or list(CONFIGS)
     jobs = [(name, seed) for name in names for seed in range(args.seeds)]
     with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(one_run, args.learner, name, seed, args.seconds, args.out) for name, seed in jobs]
+        futures = [
+            pool.submit(one_run, args.learner, name, seed, args.seconds, args.out, args.steps) for name, seed in jobs
+        ]
         runs = [future.result() for future in futures]
     rows = []
-    print(f"{LEARNERS[args.learner]}, {args.seeds} seeds, {args.seconds:.0f} s of training a run (measures excluded)")
+    budget = f"{args.steps:,} decisions" if args.steps else f"{args.seconds:.0f} s of training"
+    print(f"{LEARNERS[args.learner]}, {args.seeds} seeds, {budget} a run (measures excluded)")
     print(f"{'configuration':14s} {'uniform':>8s} {'target':>7s} {'median':>8s} {'range':>17s} {'decisions':>12s}  met")
     for name in names:
         mine = [run for run in runs if run["name"] == name]
