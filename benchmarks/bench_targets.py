@@ -119,6 +119,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=list(CONFIGS), help="configurations to run (default all)")
     parser.add_argument("--out", default="targets", help="output directory (default targets)")
     args = parser.parse_args()
+    if args.steps is not None and args.steps < 1:
+        parser.error(f"--steps must be 1 or more, not {args.steps}")
     names = args.only or list(CONFIGS)
     jobs = [(name, seed) for name in names for seed in range(args.seeds)]
     with ProcessPoolExecutor(args.workers) as pool:
