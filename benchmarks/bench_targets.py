@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported
+if __name__ == "__main__":  # a script's setting: a test that imports this leaves numba as it was
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported; the pool's workers inherit it
 
 import argparse  # noqa: E402
 import json  # noqa: E402
