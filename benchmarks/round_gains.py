@@ -85,7 +85,8 @@ def main() -> None:
         if values is None:  # the positions are the game's, whatever the agent: one solve serves all
             values = equilibrium_values(args.game, rules, measure)
         rounds, whole = round_gains(measure, values), game_gains(measure)
-        print(f"{spec}: exploitability {measure.exploitability().value:.4f}")
+        # The exploitability is the seats' mean gain at the opening: read it, not solved again.
+        print(f"{spec}: exploitability {whole[measure.index[measure.opening]].mean():.4f}")
         print("  position (round-state, seat first)   equilibrium value   game gain (seat 0, 1)", end="")
         print("   round gain (seat 0, 1)")
         for position, value, g, r in zip(measure.positions, values, whole, rounds):
