@@ -10,6 +10,12 @@ While a job writes its results (:func:`held_ctrl_c`), a further Ctrl-C is held r
 raised: raised in the middle of a save it would lose the file the first Ctrl-C meant to keep.
 Only the optional measure between the saves stays interruptible, and a held Ctrl-C skips it.
 
+A training run also takes SIGTERM this way (``kill``, ``docker stop``, a cluster scheduler's
+end of a job; and the only way to stop a job started with ``nohup … &``, which ignores
+SIGINT): it stops at the next batch and writes its files as after Ctrl-C, but skips the
+final measure, since whoever sent it may not wait long before SIGKILL, and the command
+exits with status 143 (128 + SIGTERM).
+
 This module imports nothing heavy: ``hiddenhand/__init__.py`` imports it first, so that a
 Ctrl-C while the command starts ends it with the same one line and status 130
 (:func:`end_the_command_on_ctrl_c`).
@@ -31,13 +37,19 @@ EXIT_STATUS = 130
 """The shell's status for a process stopped by Ctrl-C (128 + SIGINT)."""
 
 
-class Interrupted(KeyboardInterrupt):
-    """Raised after a job that Ctrl-C stopped has written its results."""
+STOPPED_BY = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+"""How messages name each signal that stops a job."""
 
-    def __init__(self, message: str, result: Any = None) -> None:
+
+class Interrupted(KeyboardInterrupt):
+    """Raised after a job that Ctrl-C (or, for a training run, SIGTERM: ``signum``) stopped
+    has written its results; ``status`` is the command's exit status for it."""
+
+    def __init__(self, message: str, result: Any = None, signum: int = signal.SIGINT) -> None:
         super().__init__(message)
         self.message = message
         self.result = result
+        self.status = 128 + int(signum)
 
 
 class HeldCtrlC:
@@ -48,9 +60,12 @@ class HeldCtrlC:
         self._holding = holding  # whether the block installed the holding handler
         self._raising = False  # whether a press raises now: inside unless_interrupted only
         self.pressed = False
+        self.signum = signal.SIGINT  # the first signal held (a KeyboardInterrupt counts as SIGINT)
         self._untold = False  # a press that no skipped step has reported to the job yet
 
     def _hold(self, signum: int, frame: Any) -> None:
+        if not self.pressed:
+            self.signum = signal.Signals(signum)
         self.pressed = self._untold = True
         if self._raising:
             self._raising = False
@@ -94,27 +109,33 @@ class HeldCtrlC:
 
 
 @contextlib.contextmanager
-def held_ctrl_c(raise_after: bool = True) -> Iterator[HeldCtrlC]:
+def held_ctrl_c(raise_after: bool = True, sigterm: bool = False) -> Iterator[HeldCtrlC]:
     """Hold Ctrl-C in the block: a press is remembered (``.pressed``), not raised, except
     inside ``.unless_interrupted(step)``. With ``raise_after``, if the block ends normally
-    after a press that no skipped step reported, ``KeyboardInterrupt`` is raised then: a job
+    after a press that no skipped step reported, :class:`Interrupted` is raised then: a job
     writing its results finishes every file first. Without it the press is only a flag: a
     training loop reads it between batches, so that Ctrl-C never lands inside a compiled
-    section (where it would come back out as another error, the batch half done). Outside
-    the main thread, where signals cannot be handled, and where SIGINT is ignored (a
-    background job's), nothing is held."""
-    live = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
-    if live in (signal.SIG_IGN, None):
-        yield HeldCtrlC(holding=False)
-        return
-    held = HeldCtrlC(holding=True)
-    signal.signal(signal.SIGINT, held._hold)
+    section (where it would come back out as another error, the batch half done). With
+    ``sigterm``, SIGTERM is held the same way where it has its default disposition
+    (``.signum`` says which came first). Outside the main thread, where signals cannot be
+    handled, nothing is held; nor is SIGINT where it is ignored (a background job's)."""
+    live = {}
+    if threading.current_thread() is threading.main_thread():
+        live = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    if live and live[signal.SIGINT] in (signal.SIG_IGN, None):
+        del live[signal.SIGINT]
+    if live and not (sigterm and live[signal.SIGTERM] is signal.SIG_DFL):
+        del live[signal.SIGTERM]
+    held = HeldCtrlC(holding=bool(live))
+    for s in live:
+        signal.signal(s, held._hold)
     try:
         yield held
     finally:
-        signal.signal(signal.SIGINT, live)
+        for s, handler in live.items():
+            signal.signal(s, handler)
     if held._untold and raise_after:
-        raise KeyboardInterrupt
+        raise Interrupted(f"interrupted by {STOPPED_BY[held.signum]}", signum=held.signum)
 
 
 def is_the_command(argv: list[str] | None = None) -> bool:
@@ -156,14 +177,15 @@ def ctrl_c_raises() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def exit_after_ctrl_c(message: str = "interrupted by Ctrl-C") -> NoReturn:
-    """End the command that Ctrl-C stopped: ``message`` on one line, status 130."""
+def exit_after_ctrl_c(message: str = "interrupted by Ctrl-C", status: int = EXIT_STATUS) -> NoReturn:
+    """End the command that Ctrl-C stopped: ``message`` on one line, ``status`` (130; 143
+    for a run that SIGTERM stopped)."""
     print(f"\n{COMMAND}: {message}", file=sys.stderr)
     # A KeyboardInterrupt that went through code exec-ed from a string (a dataclass being made,
     # say) marks the interpreter to end by SIGINT rather than with this status; the next run of
     # such code clears the mark (CPython's run_eval_code_obj), so run an empty one.
     exec("")
-    raise SystemExit(EXIT_STATUS)
+    raise SystemExit(status)
 
 
 def _end_at_once(signum: int, frame: Any) -> None:

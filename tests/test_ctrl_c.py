@@ -42,17 +42,17 @@ _libc = ctypes.CDLL(None)
 _kill, _getpid = _libc.kill, _libc.getpid
 _kill.argtypes, _kill.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
 _getpid.argtypes, _getpid.restype = [], ctypes.c_int
-_SIGINT = int(signal.SIGINT)
 
 
-def pressing_inside(monkeypatch, module, name: str, call: int = 1) -> None:
+def pressing_inside(monkeypatch, module, name: str, call: int = 1, signum: int = signal.SIGINT) -> None:
     """Replace the compiled ``module.name`` so that its ``call``-th call from Python sends
-    this process SIGINT from inside compiled code, then runs the real kernel."""
+    this process ``signum`` from inside compiled code, then runs the real kernel."""
     real = getattr(module, name)
+    sent = int(signum)
 
     @njit
     def press_then_run(*args):
-        _kill(_getpid(), _SIGINT)
+        _kill(_getpid(), sent)
         return real(*args)
 
     calls = []
@@ -213,3 +213,70 @@ def test_ctrl_c_cuts_a_psro_iteration_between_two_of_its_oracle_s_games(tmp_path
         psro.train_psro(rules, steps=10**9, out=tmp_path, eval_every=10**9, settings=settings, progress=False)
     record = assert_kept(tmp_path)
     assert 0 < record["games"] < 10**6 and record["iterations"] == 0
+
+
+@pytest.fixture
+def sigterm_default():
+    """SIGTERM with its default disposition, as a command's process starts with, whatever
+    the test runner installed."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_but_skips_the_last_measure(tmp_path, monkeypatch, sigterm_default):
+    """Sent as the training block starts: the run saves and records, as after Ctrl-C, with
+    no measure after the signal (after Ctrl-C the untrained policy is measured), and says
+    what stopped it, with the status 128 + SIGTERM."""
+    on_training_start(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    interrupt = stopped(regret, tmp_path)
+    assert interrupt.message.startswith("sampled regret stopped by SIGTERM before any training")
+    assert interrupt.status == 143
+    record = assert_kept(tmp_path)
+    assert record["steps"] == 0 and record["curve"] == []
+
+
+@pytest.mark.parametrize(("module", "name", "call"), [(goofspiel_vector, "_step_all", 40), (positions, "_respond", 3)])
+def test_sigterm_inside_a_compiled_kernel_of_self_play_keeps_the_run(
+    module, name, call, tmp_path, monkeypatch, sigterm_default
+):
+    pressing_inside(monkeypatch, module, name, call, signal.SIGTERM)
+    interrupt = stopped(selfplay, tmp_path)
+    assert "stopped by SIGTERM" in interrupt.message and interrupt.status == 143
+    assert_kept(tmp_path)
+
+
+def background_job() -> None:
+    """``preexec_fn`` for a child started as ``nohup … &`` starts one: SIGINT ignored,
+    SIGTERM at its default."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def test_a_background_command_that_sigterm_stops_exits_143_with_its_files(tmp_path):
+    """``hiddenhand train regret`` run in the background, where Ctrl-C cannot reach it and
+    ``kill`` is how it is stopped."""
+    out = tmp_path / "r"
+    argv = ["train", "regret", "goofspiel", "--cards", "4", "--observation", "markov", "--games", "64"]
+    argv += ["--eval-every", "1000000000", "--steps", "100000000", "--out", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hiddenhand", *argv],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        preexec_fn=background_job,
+    )
+    seen = b""
+    while b"sampled regret on" not in seen:
+        chunk = os.read(process.stderr.fileno(), 4096)
+        assert chunk, f"the command ended before training: {seen.decode(errors='replace')}"
+        seen += chunk
+    time.sleep(0.4)
+    process.send_signal(signal.SIGTERM)
+    rest = process.stderr.read()
+    process.wait(timeout=120)
+    err = (seen + rest).decode(errors="replace")
+    assert process.returncode == 143, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("hiddenhand: sampled regret stopped by SIGTERM"), err
+    record = assert_kept(out)
+    assert all(point["steps"] < record["steps"] for point in record["curve"])

@@ -55,7 +55,7 @@ import numpy as np
 from hiddenhand.agents.network import NetworkAgent
 from hiddenhand.core import Rules
 from hiddenhand.global_rngs import keeping_global_rngs
-from hiddenhand.interrupt import Interrupted
+from hiddenhand.interrupt import STOPPED_BY, Interrupted
 from hiddenhand.registry import get
 from hiddenhand.training import psro_population as population
 from hiddenhand.training.openspiel_rl import check_learn_every, environment, prepare
@@ -216,7 +216,10 @@ def train_psro(
                 advance()
         advance()  # the decisions of an iteration a Ctrl-C cut short
         if last.members is None:  # stopped before the first meta-game was built: nothing to save
-            raise Interrupted(f"PSRO stopped by Ctrl-C before its first iteration; nothing written to {run.out}", [])
+            by = STOPPED_BY[run.stopped_by]
+            raise Interrupted(
+                f"PSRO stopped by {by} before its first iteration; nothing written to {run.out}", [], run.stopped_by
+            )
         record = {"settings": asdict(s), "seed": seed, "iterations": len(last.members) - 1}
         return run.finish(lambda: last.agent().save(run.out), measure, record)
 

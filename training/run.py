@@ -13,14 +13,14 @@ its update, a learner here writes its update and its settings and hands the rest
    training seconds), calling ``run.measure(f)``
    when :meth:`Run.due` says so (``f`` returns the exploitability, ``None`` where the game
    has no exact measure, and the mean return against each heuristic) and ``run.advance(n)``
-   after each update. Ctrl-C inside the block is a flag: :meth:`Run.going` turns false
-   and the loop ends at its next check (a measure it stops is left out). A learner
+   after each update. Ctrl-C (or SIGTERM) inside the block is a flag: :meth:`Run.going`
+   turns false and the loop ends at its next check (a measure it stops is left out). A learner
    with more to say about each point than the curve holds (PSRO's population and mixture)
    gives ``details``, measured with the point and recorded beside it in ``run.json``;
 3. ``run.finish(save, measure, record)`` saves the result and measures it once more unless
-   the last measure is current, with Ctrl-C held (a second Ctrl-C skips only the measure),
-   writes ``run.json`` and, after a Ctrl-C, raises
-   :class:`~hiddenhand.interrupt.Interrupted` carrying the curve.
+   the last measure is current or SIGTERM stopped the run, with Ctrl-C held (a second
+   Ctrl-C skips only the measure), writes ``run.json`` and, after a Ctrl-C or SIGTERM,
+   raises :class:`~hiddenhand.interrupt.Interrupted` carrying the curve.
 
 Every run's curve is a list of :class:`Point`: what was done (``steps``: decisions, or
 iterations for CFR), the training seconds, the exploitability (NashConv divided by the
@@ -36,6 +36,7 @@ import hashlib
 import importlib
 import io
 import json
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -46,7 +47,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from hiddenhand.files import atomic_write, check_writable
-from hiddenhand.interrupt import HeldCtrlC, Interrupted, held_ctrl_c
+from hiddenhand.interrupt import STOPPED_BY, HeldCtrlC, Interrupted, held_ctrl_c
 from hiddenhand.training import plots
 
 
@@ -118,6 +119,7 @@ class Run:
         self.title = f"{learner} on {plots.describe(rules)}"
         self.curve: list[Point] = []
         self.steps, self.games, self.interrupted = 0, 0, False
+        self.stopped_by = signal.SIGINT  # what interrupted the run: Ctrl-C, or SIGTERM
         self._seconds, self._since = 0.0, time.perf_counter()
         self._next_measure = 0
         self._bar: Any = None
@@ -188,13 +190,14 @@ class Run:
 
     @contextlib.contextmanager
     def training(self) -> Iterator[None]:
-        """The training loop's block: a progress bar, and Ctrl-C as a flag that ends the
-        loop (:meth:`going`) at the next batch, so that it never lands inside a learner's
-        compiled section; the result is then saved and measured by :meth:`finish`. A
-        ``KeyboardInterrupt`` that still reaches the block (raised by a library, or where
-        signals are not ours to handle: outside the main thread) ends it the same way."""
+        """The training loop's block: a progress bar, and Ctrl-C or SIGTERM as a flag that
+        ends the loop (:meth:`going`) at the next batch, so that it never lands inside a
+        learner's compiled section; the result is then saved (and after Ctrl-C measured) by
+        :meth:`finish`. A ``KeyboardInterrupt`` that still reaches the block (raised by a
+        library, or where signals are not ours to handle: outside the main thread) ends it
+        the same way."""
         # Ctrl-C is a flag before the bar shows: once a user sees the bar, it is.
-        with held_ctrl_c(raise_after=False) as self._ctrl_c:
+        with held_ctrl_c(raise_after=False, sigterm=True) as self._ctrl_c:
             with tqdm(total=self.total, desc=self.title, disable=not self.progress, unit=self.unit) as bar:
                 self._bar = bar
                 try:
@@ -203,24 +206,29 @@ class Run:
                     self._ctrl_c.pressed = True
                 finally:
                     self._bar = None
-                self.interrupted = self._ctrl_c.pressed
+                self.interrupted, self.stopped_by = self._ctrl_c.pressed, self._ctrl_c.signum
                 if self.interrupted:
-                    then = "saving" if self._measure_cut else "saving, then measuring (Ctrl-C skips that)"
-                    bar.write(f"interrupted after {self.steps} {self.unit}s: {then}")
+                    measuring = not self._measure_cut and self.stopped_by == signal.SIGINT
+                    then = "saving, then measuring (Ctrl-C skips that)" if measuring else "saving"
+                    by = STOPPED_BY[self.stopped_by]
+                    bar.write(f"interrupted by {by} after {self.steps} {self.unit}s: {then}")
         self._ctrl_c = None
 
     def finish(self, save: Callable[[], None], measure: Measure | None, record: dict[str, Any]) -> list[Point]:
-        """Save (``save()``), measure once more unless the last point is current (``measure``
-        ``None``: never), write ``run.json`` (``record`` plus what every run records) and, if
-        the run was interrupted, raise :class:`~hiddenhand.interrupt.Interrupted`. Ctrl-C is
-        held throughout: a second one skips only the measure."""
+        """Save (``save()``), measure once more unless the last point is current or SIGTERM
+        stopped the run (``measure`` ``None``: never), write ``run.json`` (``record`` plus
+        what every run records) and, if the run was interrupted, raise
+        :class:`~hiddenhand.interrupt.Interrupted`. Ctrl-C and SIGTERM are held throughout:
+        a second one skips only the measure."""
         self._stop()
-        with held_ctrl_c() as ctrl_c:
+        with held_ctrl_c(sigterm=True) as ctrl_c:
             save()
             current = self._measure_cut or (self.curve and self.curve[-1].steps == self.steps)
-            if measure is not None and not current:
+            terminated = self.interrupted and self.stopped_by == signal.SIGTERM
+            if measure is not None and not current and not terminated:
                 _, skipped = ctrl_c.unless_interrupted(lambda: self.measure(measure))
-                self.interrupted |= skipped
+                if skipped and not self.interrupted:
+                    self.interrupted, self.stopped_by = True, ctrl_c.signum
             self._stop()
             info = {"game": record.pop("game", None) or self.rules.name, "params": self.rules.params}
             info |= {"learner": self.learner, **record, "unit": self.unit, "steps": self.steps, "games": self.games}
@@ -231,7 +239,10 @@ class Run:
             if self.interrupted:
                 done = f"after {self.steps} of {self.total} {self.unit}s" if self.steps else "before any training"
                 kept = "results" if self.steps else "the untrained policy and run.json"
-                raise Interrupted(f"{self.learner} stopped by Ctrl-C {done}; {kept} in {self.out}", self.curve)
+                by = STOPPED_BY[self.stopped_by]
+                raise Interrupted(
+                    f"{self.learner} stopped by {by} {done}; {kept} in {self.out}", self.curve, self.stopped_by
+                )
         return self.curve
 
     def _stop(self) -> None:

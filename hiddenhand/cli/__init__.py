@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt as interrupt:
-        exit_after_ctrl_c(getattr(interrupt, "message", "interrupted by Ctrl-C"))
+        exit_after_ctrl_c(getattr(interrupt, "message", "interrupted by Ctrl-C"), getattr(interrupt, "status", 130))
     except BrokenPipeError:
         # Whatever is still buffered for the closed pipe goes nowhere, instead of failing again at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

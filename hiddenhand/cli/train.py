@@ -18,7 +18,8 @@ RUN = (
     "covers the agent (use --observation markov for Goofspiel, Spoof and Bid Spoof beyond tiny sizes). Writes "
     "curve.csv, curve.png, run.json and the agent (for hiddenhand play GAME --opponent OUT, tournaments and "
     "hiddenhand exploitability --agent OUT) into OUT. Ctrl-C stops it between two batches, saves the agent, then "
-    "measures it (a second Ctrl-C skips that) and exits with status 130."
+    "measures it (a second Ctrl-C skips that) and exits with status 130. SIGTERM (kill, a scheduler's end of "
+    "job) stops it the same way without that measure, and exits with status 143."
 )
 
 
