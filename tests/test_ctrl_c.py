@@ -113,6 +113,9 @@ KERNELS = [
 ]
 
 
+SELF_PLAY_KERNELS = [(goofspiel_vector, "_step_all", 40), (positions, "_respond", 3)]
+
+
 @pytest.mark.parametrize(("module", "name", "call"), KERNELS, ids=[f"{m.__name__}.{n}" for m, n, _ in KERNELS])
 def test_ctrl_c_inside_a_compiled_kernel_of_sampled_regret_keeps_the_run(module, name, call, tmp_path, monkeypatch):
     pressing_inside(monkeypatch, module, name, call)
@@ -164,25 +167,23 @@ def test_ctrl_c_at_moments_spread_over_a_sampled_regret_run(tmp_path, monkeypatc
         assert_kept(tmp_path / str(k))
 
 
-@pytest.mark.parametrize(("module", "name", "call"), [(goofspiel_vector, "_step_all", 40), (positions, "_respond", 3)])
+@pytest.mark.parametrize(("module", "name", "call"), SELF_PLAY_KERNELS)
 def test_ctrl_c_inside_a_compiled_kernel_of_self_play_keeps_the_run(module, name, call, tmp_path, monkeypatch):
     pressing_inside(monkeypatch, module, name, call)
     assert "stopped by Ctrl-C" in stopped(selfplay, tmp_path).message
     assert_kept(tmp_path)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.4, 1.5])
-def test_the_command_exits_130_with_its_files_after_ctrl_c(delay, tmp_path):
-    """``hiddenhand train regret`` as a user runs it: SIGINT once the progress bar is up
-    (the training block has begun), after ``delay`` seconds."""
-    out = tmp_path / "r"
+def signal_the_command(out, signum: int, delay: float, preexec_fn) -> tuple[int, str]:
+    """Run ``hiddenhand train regret`` into ``out``, send it ``signum`` ``delay`` seconds after
+    its progress bar is up (the training block has begun), and return its status and stderr."""
     argv = ["train", "regret", "goofspiel", "--cards", "4", "--observation", "markov", "--games", "64"]
     argv += ["--eval-every", "1000000000", "--steps", "100000000", "--out", str(out)]
     process = subprocess.Popen(
         [sys.executable, "-m", "hiddenhand", *argv],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        preexec_fn=ctrl_c_reaches_the_child,
+        preexec_fn=preexec_fn,
     )
     seen = b""
     while b"sampled regret on" not in seen:
@@ -190,14 +191,21 @@ def test_the_command_exits_130_with_its_files_after_ctrl_c(delay, tmp_path):
         assert chunk, f"the command ended before training: {seen.decode(errors='replace')}"
         seen += chunk
     time.sleep(delay)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     rest = process.stderr.read()
     process.wait(timeout=120)
     err = (seen + rest).decode(errors="replace")
-    assert process.returncode == 130, err
     assert "Traceback" not in err
+    return process.returncode, err
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.4, 1.5])
+def test_the_command_exits_130_with_its_files_after_ctrl_c(delay, tmp_path):
+    """``hiddenhand train regret`` as a user runs it, Ctrl-C after ``delay`` seconds."""
+    status, err = signal_the_command(tmp_path / "r", signal.SIGINT, delay, ctrl_c_reaches_the_child)
+    assert status == 130, err
     assert err.strip().splitlines()[-1].startswith("hiddenhand: sampled regret stopped by Ctrl-C"), err
-    assert_kept(out)
+    assert_kept(tmp_path / "r")
 
 
 def test_ctrl_c_cuts_a_psro_iteration_between_two_of_its_oracle_s_games(tmp_path, monkeypatch):
@@ -236,7 +244,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_but_skips_the_last_measure(tmp_path,
     assert record["steps"] == 0 and record["curve"] == []
 
 
-@pytest.mark.parametrize(("module", "name", "call"), [(goofspiel_vector, "_step_all", 40), (positions, "_respond", 3)])
+@pytest.mark.parametrize(("module", "name", "call"), SELF_PLAY_KERNELS)
 def test_sigterm_inside_a_compiled_kernel_of_self_play_keeps_the_run(
     module, name, call, tmp_path, monkeypatch, sigterm_default
 ):
@@ -256,27 +264,8 @@ def background_job() -> None:
 def test_a_background_command_that_sigterm_stops_exits_143_with_its_files(tmp_path):
     """``hiddenhand train regret`` run in the background, where Ctrl-C cannot reach it and
     ``kill`` is how it is stopped."""
-    out = tmp_path / "r"
-    argv = ["train", "regret", "goofspiel", "--cards", "4", "--observation", "markov", "--games", "64"]
-    argv += ["--eval-every", "1000000000", "--steps", "100000000", "--out", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hiddenhand", *argv],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        preexec_fn=background_job,
-    )
-    seen = b""
-    while b"sampled regret on" not in seen:
-        chunk = os.read(process.stderr.fileno(), 4096)
-        assert chunk, f"the command ended before training: {seen.decode(errors='replace')}"
-        seen += chunk
-    time.sleep(0.4)
-    process.send_signal(signal.SIGTERM)
-    rest = process.stderr.read()
-    process.wait(timeout=120)
-    err = (seen + rest).decode(errors="replace")
-    assert process.returncode == 143, err
-    assert "Traceback" not in err
+    status, err = signal_the_command(tmp_path / "r", signal.SIGTERM, 0.4, background_job)
+    assert status == 143, err
     assert err.strip().splitlines()[-1].startswith("hiddenhand: sampled regret stopped by SIGTERM"), err
-    record = assert_kept(out)
+    record = assert_kept(tmp_path / "r")
     assert all(point["steps"] < record["steps"] for point in record["curve"])
