@@ -119,13 +119,13 @@ def held_ctrl_c(raise_after: bool = True, sigterm: bool = False) -> Iterator[Hel
     ``sigterm``, SIGTERM is held the same way where it has its default disposition
     (``.signum`` says which came first). Outside the main thread, where signals cannot be
     handled, nothing is held; nor is SIGINT where it is ignored (a background job's)."""
-    live = {}
+    held_here = []
     if threading.current_thread() is threading.main_thread():
-        live = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    if live and live[signal.SIGINT] in (signal.SIG_IGN, None):
-        del live[signal.SIGINT]
-    if live and not (sigterm and live[signal.SIGTERM] is signal.SIG_DFL):
-        del live[signal.SIGTERM]
+        if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None):
+            held_here.append(signal.SIGINT)
+        if sigterm and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            held_here.append(signal.SIGTERM)
+    live = {s: signal.getsignal(s) for s in held_here}
     held = HeldCtrlC(holding=bool(live))
     for s in live:
         signal.signal(s, held._hold)

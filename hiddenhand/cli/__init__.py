@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hiddenhand.interrupt import ctrl_c_raises, exit_after_ctrl_c
+from hiddenhand.interrupt import EXIT_STATUS, ctrl_c_raises, exit_after_ctrl_c
 
 COMMANDS = ("games", "play", "tournament", "train", "solve", "exploitability", "advise", "simulate", "benchmark")
 """The modules of the commands (``hiddenhand.cli.<name>``), each with ``add_parser(commands)``
@@ -61,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt as interrupt:
-        exit_after_ctrl_c(getattr(interrupt, "message", "interrupted by Ctrl-C"), getattr(interrupt, "status", 130))
+        exit_after_ctrl_c(
+            getattr(interrupt, "message", "interrupted by Ctrl-C"), getattr(interrupt, "status", EXIT_STATUS)
+        )
     except BrokenPipeError:
         # Whatever is still buffered for the closed pipe goes nowhere, instead of failing again at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
