@@ -276,8 +276,10 @@ HELD_TEMPERATURE = 0.02
 """The temperature of :data:`MODELLED` where the magnet stays uniform (above
 :data:`MAGNET_CARDS`). Its floor is the quantal response equilibrium it sets: lower goes
 nearer the equilibrium until the critic's error decides. At 6 cards the runs in
-docs/training.md went furthest between 0.017 and 0.025; 0.05 stopped at its floor and 0.008
-or annealing to 0 let the error take over."""
+docs/training.md went furthest between 0.017 and 0.025 with the default network; 0.05 stopped
+at its floor and 0.008 or annealing to 0 let the error take over. The floor at 0.02 is above
+the 6-card target itself (docs/training.md), so a network big enough to fit the values closer
+wants a lower temperature with it."""
 
 
 TARGETS = ("auto", "sampled", "expected")
