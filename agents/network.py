@@ -63,6 +63,29 @@ def mlp(input_size: int, hidden: Sequence[int], output_size: int):
     return nn.Sequential(*layers)
 
 
+VIEWS = ("observation", "canonical")
+"""What a network reads: ``observation``, the observation vector itself; ``canonical``, the
+game's canonical view of it (``Rules.canonical``: positions that are the same game with the
+actions renamed read as one, :mod:`hiddenhand.agents.canonical_mlp`)."""
+
+
+def network(input_size: int, hidden: Sequence[int], output_size: int, rules=None):
+    """:func:`mlp`, or with ``rules`` its layers over ``rules``' canonical observation
+    (:class:`~hiddenhand.agents.canonical_mlp.CanonicalMLP`; the same parameter names)."""
+    layers = mlp(input_size, hidden, output_size)
+    if rules is None:
+        return layers
+    from hiddenhand.agents.canonical_mlp import CanonicalMLP
+
+    return CanonicalMLP(layers, rules.canonical)
+
+
+def declares_canonical(rules, input_size: int, num_actions: int) -> bool:
+    """Whether ``rules`` declare a canonical view of their observation vectors
+    (``Rules.canonical`` answers rather than ``None``)."""
+    return rules.canonical(np.zeros((1, input_size), np.float32), np.ones((1, num_actions), bool)) is not None
+
+
 @dataclass(frozen=True)
 class Member:
     """One policy of a :class:`NetworkAgent`: how it acts (:data:`OUTPUTS`), its weight in the
@@ -96,10 +119,13 @@ class NetworkAgent(Agent):
         members: Sequence[Member],
         info: dict | None = None,
         seed: int | None = None,
+        view: str = "observation",
     ) -> None:
         import torch
 
         super().__init__(seed)
+        if view not in VIEWS:
+            raise ValueError(f"network view {view!r} is not one of {', '.join(VIEWS)}")
         self.game, self.params, self.kind = game, dict(params), kind
         self.input_size, self.hidden, self.num_actions = (
             int(input_size),
@@ -107,6 +133,14 @@ class NetworkAgent(Agent):
             int(num_actions),
         )
         self.info = dict(info or {})
+        self.view = view
+        rules = None
+        if view == "canonical":
+            from hiddenhand.registry import get
+
+            rules = get(game).rules(**self.params)
+            if not declares_canonical(rules, self.input_size, self.num_actions):
+                raise ValueError(f"{game} {self.params} declares no canonical observation for a canonical network")
         if not members:
             raise ValueError("a network agent needs at least one member")
         for member in members:
@@ -127,7 +161,7 @@ class NetworkAgent(Agent):
                 if member.state_dict is None:
                     self.nets.append(None)
                     continue
-                net = mlp(self.input_size, self.hidden, self.num_actions)
+                net = network(self.input_size, self.hidden, self.num_actions, rules)
                 net.load_state_dict({k: torch.as_tensor(v) for k, v in member.state_dict.items()})
                 net.eval()
                 self.nets.append(net)
@@ -193,7 +227,12 @@ class NetworkAgent(Agent):
             "game": self.game,
             "params": self.params,
             "kind": self.kind,
-            "architecture": {"input": self.input_size, "hidden": list(self.hidden), "actions": self.num_actions},
+            "architecture": {
+                "input": self.input_size,
+                "hidden": list(self.hidden),
+                "actions": self.num_actions,
+                "view": self.view,
+            },
             "members": [{"output": o, "weight": float(w)} for o, w in zip(self.outputs, self.weights)],
             "info": self.info,
             "weights_sha256": digest(data),
@@ -221,6 +260,7 @@ class NetworkAgent(Agent):
             and isinstance(arch, dict)
             and all(isinstance(arch.get(k), int) for k in ("input", "actions"))
             and isinstance(arch.get("hidden"), list)
+            and arch.get("view", "observation") in VIEWS
             and isinstance(members, list)
             and all(isinstance(m, dict) and "output" in m and "weight" in m for m in members)
         )
@@ -245,6 +285,7 @@ class NetworkAgent(Agent):
             [Member(m["output"], float(m["weight"]), d) for m, d in zip(members, dicts)],
             info=meta.get("info"),
             seed=seed,
+            view=arch.get("view", "observation"),
         )
 
     def __repr__(self) -> str:
@@ -265,4 +306,4 @@ def is_network_dir(path: str | os.PathLike) -> bool:
         return False
 
 
-__all__ = ["Member", "NetworkAgent", "is_network_dir", "mlp"]
+__all__ = ["VIEWS", "Member", "NetworkAgent", "declares_canonical", "is_network_dir", "mlp", "network"]

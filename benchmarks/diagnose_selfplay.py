@@ -22,7 +22,8 @@ Modes:
   gradient (entropy, KL to a magnet, Adam or SGD), positions weighted uniformly or as often
   as self-play visits them: function approximation and optimisation.
 - ``distil``: the tabular control's policy (``exact`` with the same options) fitted into that
-  network by cross-entropy: whether the network can hold near-equilibrium play at all.
+  network (or, with ``--learner-view``, the critic learner's, reading the observation or its
+  canonical view) by cross-entropy: whether the network can hold near-equilibrium play at all.
 - ``observations``: the observation a network is trained on (the PettingZoo env's, and the
   rules engine's at every position, both seats) against the one the exact measure queries.
 
@@ -328,6 +329,15 @@ def build_policy(n: int, hidden: list[int], seed: int):
     return MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", policy_kwargs=dict(net_arch=net))
 
 
+def optimizer_of(model, args):
+    """The optimiser ``--optimizer`` and ``--lr`` name, over ``model``'s parameters."""
+    import torch
+
+    if args.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=args.lr, eps=1e-5)
+    return torch.optim.SGD(model.parameters(), lr=args.lr)
+
+
 class Net:
     """The policy network over every position's observation (:class:`Positions`), with its
     optimiser and the project's exact measure of it (as a ``PPOAgent``, as self-play measures)."""
@@ -340,9 +350,7 @@ class Net:
         self.policy = self.model.policy
         self.where = Positions(n)
         self.obs, self.mask = torch.as_tensor(self.where.obs), torch.as_tensor(self.where.masks)
-        cls = torch.optim.Adam if args.optimizer == "adam" else torch.optim.SGD
-        extra = {"eps": 1e-5} if args.optimizer == "adam" else {}
-        self.optimizer = cls(self.policy.parameters(), lr=args.lr, **extra)
+        self.optimizer = optimizer_of(self.policy, args)
 
     def log_probs(self, rows=slice(None)):
         """Masked log-probabilities (float64) of the rows ``rows``, with gradients."""
@@ -358,6 +366,44 @@ class Net:
 
         agent = PPOAgent(self.model, "goofspiel", rules_of(self.n).params)
         return positions.exploitability(agent, rules_of(self.n), progress=False).value
+
+
+class LearnerNet:
+    """The policy network of ``hiddenhand train mmd-critic`` (``hiddenhand.agents.network.network``,
+    reading the observation or its canonical view as ``view`` says) over every position, with
+    :class:`Net`'s interface for ``distil``, measured as the learner's saved agent is."""
+
+    def __init__(self, n: int, args) -> None:
+        import torch
+
+        from hiddenhand.agents.network import network
+
+        torch.set_num_threads(1)
+        torch.manual_seed(args.seed)
+        self.n, self.hidden, self.view = n, args.hidden, args.learner_view
+        self.where = Positions(n)
+        self.obs, self.mask = torch.as_tensor(self.where.obs), torch.as_tensor(self.where.masks)
+        rules = rules_of(n) if self.view == "canonical" else None
+        self.policy = network(self.obs.shape[1], self.hidden, n, rules)
+        self.optimizer = optimizer_of(self.policy, args)
+
+    def log_probs(self, rows=slice(None)):
+        """Masked log-probabilities (float64) of the rows ``rows``, with gradients."""
+        import torch
+
+        logits = self.policy(self.obs[rows]).double()
+        return torch.log_softmax(logits.masked_fill(~self.mask[rows], -1e9), dim=1)
+
+    def measured(self) -> float:
+        from hiddenhand.agents.network import Member, NetworkAgent
+
+        weights = {name: value.detach().clone() for name, value in self.policy.state_dict().items()}
+        size, rules = self.obs.shape[1], rules_of(self.n)
+        member = Member("logits", 1.0, weights)
+        agent = NetworkAgent(
+            "goofspiel", rules.params, "distilled", size, self.hidden, self.n, [member], view=self.view
+        )
+        return positions.exploitability(agent, rules, progress=False).value
 
 
 def mode_network(args) -> list[Row]:
@@ -448,7 +494,7 @@ def mode_distil(args) -> list[Row]:
     rows = []
     for n in args.cards:
         table_row = run_table(args, n, "exact (to distil)", exact_update(args))
-        net = Net(n, args)
+        net = LearnerNet(n, args) if args.learner_view else Net(n, args)
         goal = torch.as_tensor(net.where.rows_of(table_row.table.logp, fill=-np.inf)).exp()
         rng = np.random.default_rng(args.seed)
         every = max(1, args.steps // 10)
@@ -468,6 +514,8 @@ def mode_distil(args) -> list[Row]:
                     bar.set_postfix(exploitability=f"{points[-1][3]:.4g}")
                 bar.update(1)
         config = f"table ({mmd_config(args)}, {table_row.exploitability:.4f}) fitted by {args.optimizer} lr {args.lr}"
+        if args.learner_view:
+            config += f" into the critic learner's {args.hidden} network reading the {args.learner_view}"
         print_curve(f"distil, {n} cards ({config}, batches of {args.batch})", points)
         values = [p[3] for p in points]
         rows.append(table_row)
@@ -645,6 +693,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--batch", type=int, default=4096, help="distil: positions per step (default 4096)")
     parser.add_argument(
         "--hidden", type=int, nargs="+", default=[128, 128], help="network: hidden layers (default 128 128, OURS')"
+    )
+    parser.add_argument(
+        "--learner-view",
+        choices=("observation", "canonical"),
+        help="distil: fit the network of hiddenhand train mmd-critic, reading the observation or its canonical "
+        "view (Rules.canonical), instead of the MaskablePPO network (the default)",
     )
     args = parser.parse_args(argv)
     if min(args.cards) < 2 or max(args.cards) > positions.MAX_CARDS:

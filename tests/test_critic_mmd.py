@@ -130,21 +130,24 @@ def test_the_exploring_seat_is_credited_one_round_and_its_opponents_are_kept_fro
     assert set(batch.extra) == {"lam", "critic"} and len(batch.extra["critic"]) == len(batch.actions)
 
 
+@pytest.mark.parametrize("canonical", [False, True])
 @pytest.mark.parametrize("name", [name for name, game in games().items() if game.vector is not None])
-def test_it_trains_on_every_game_with_a_batched_env_and_saves_what_it_measured(name, tmp_path):
+def test_it_trains_on_every_game_with_a_batched_env_and_saves_what_it_measured(name, canonical, tmp_path):
     """A short run on each game with a batched env (its smallest configuration with a Markov
     observation where it has one): the curve is measured where the game declares a measure,
-    and the saved network plays whole games and measures as the run's last point did."""
+    and the saved network plays whole games and measures as the run's last point did. Asked
+    for the canonical observation, the networks read it where the game declares one."""
     game = get(name)
     rules = game.rules(**SMALL.get(name, {}))
-    curve = train_critic_mmd(
-        rules, steps=1024, out=tmp_path, eval_every=1024, settings=replace(CriticSettings(), **TINY), progress=False
-    )
+    settings = replace(CriticSettings(), **TINY, canonical=canonical)
+    curve = train_critic_mmd(rules, steps=1024, out=tmp_path, eval_every=1024, settings=settings, progress=False)
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["steps"] >= 1024 and record["device"] == "cpu"
     modelled = game.round_model is not None and resolve(game.round_model)(rules) is not None
     assert record["critic_targets"] == ("expected" if modelled else "sampled")
     agent = NetworkAgent.load(tmp_path)
+    declared = rules.canonical(np.zeros((1, agent.input_size), np.float32), np.ones((1, agent.num_actions), bool))
+    assert agent.view == ("canonical" if canonical and declared is not None else "observation")
     from hiddenhand.training.evaluation import play_games
 
     returns = play_games(rules, [agent] + [RandomAgent()] * (rules.num_players - 1), 4, seed=0)

@@ -130,6 +130,11 @@ def test_the_diagnosis_script_runs_its_table_modes_at_three_cards(capsys, monkey
     assert exact.exploitability < 0.1 * measure(Table(3))
     (sampled,) = script.main(["sampled", "--cards", "3", "--iterations", "5", "--episodes", "20", "--starts", "root"])
     assert sampled.decisions == 5 * 20 * 4  # two rounds with a choice, two bids each
+    table, distilled = script.main(
+        ["distil", "--cards", "3", "--iterations", "400", "--eta", "0.1", "--magnet-every", "50"]
+        + ["--steps", "600", "--batch", "64", "--lr", "0.01", "--hidden", "32", "--learner-view", "canonical"]
+    )
+    assert distilled.exploitability < table.exploitability + 0.1 * measure(Table(3))
     (seen,) = script.main(["observations", "--cards", "3", "--episodes", "5"])
     assert seen.config.startswith("0 of ") and seen.decisions == 2 * (27 * 2 + 1 * 3) + 5 * 4
     assert "| exact | 3 |" in capsys.readouterr().out

@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiddenhand.agents.network import Member, NetworkAgent, mlp
+from hiddenhand.agents.network import Member, NetworkAgent, declares_canonical, network
 from hiddenhand.core import Rules, check_rules
 from hiddenhand.devices import torch_device
 from hiddenhand.registry import game_of, resolve
@@ -80,6 +80,12 @@ class CriticSettings:
     """Decisions played per update, in whole steps of every game (``batch / games`` steps)."""
     hidden: tuple[int, ...] = (128, 128)
     """Hidden layers of the policy network and of the Q network."""
+    canonical: bool = False
+    """Both networks read the game's canonical observation where it declares one
+    (``Rules.canonical``: on Markov Goofspiel the interleaving pattern of the hands), their
+    outputs renamed back to the game's actions
+    (:class:`~hiddenhand.agents.canonical_mlp.CanonicalMLP`): a position and its renamings
+    are one input, so what a network learns at one holds at all of them."""
     learning_rate: float = 1e-3
     """Adam's step for the policy network."""
     critic_learning_rate: float = 3e-4
@@ -158,6 +164,7 @@ class CriticSettings:
         check_int("replay", self.replay, 1, 10**4)
         check_int("policy_steps", self.policy_steps, 1, 10**4)
         check_int("minibatches", self.minibatches, 1, 10**6)
+        check_bool("canonical", self.canonical)
         check_bool("anneal", self.anneal)
         check_bool("anneal_learning_rate", self.anneal_learning_rate)
         check_bool("anneal_critic_learning_rate", self.anneal_critic_learning_rate)
@@ -549,11 +556,13 @@ class CriticMMD:
         probe = vector_env(rules.name, 1, **rules.params)
         self.inputs = int(np.prod(probe.single_observation_space["observation"].shape))
         self.actions = int(probe.single_action_space.n)
-        self.policy = mlp(self.inputs, s.hidden, self.actions).to(device)
+        self.canonical = s.canonical and declares_canonical(rules, self.inputs, self.actions)
+        view = rules if self.canonical else None
+        self.policy = network(self.inputs, s.hidden, self.actions, view).to(device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=s.learning_rate)
         self.magnet = copy.deepcopy(self.policy) if s.magnet_every or s.magnet_polyak else None
         self.scale = 1.0 / rules.largest_payoff
-        net = mlp(self.inputs, s.hidden, self.actions).to(device)
+        net = network(self.inputs, s.hidden, self.actions, view).to(device)
         model = round_model(rules, s.targets)
         self.critic = _Critic(net, s, np.random.default_rng(seed), self.scale, model, self.policy)
         self.collector = _Exploring(rules.name, rules.params, s, seed, self.critic, device)
@@ -588,8 +597,9 @@ class CriticMMD:
         info = {"learner": "mmd-critic", "settings": asdict(self.s)}
         member = Member("logits", 1.0, weights)
         rules = self.rules
+        view = "canonical" if self.canonical else "observation"
         return NetworkAgent(
-            rules.name, rules.params, "mmd-critic", self.inputs, self.s.hidden, self.actions, [member], info
+            rules.name, rules.params, "mmd-critic", self.inputs, self.s.hidden, self.actions, [member], info, view=view
         )
 
 
