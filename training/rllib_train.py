@@ -133,7 +133,8 @@ def mmd_critic_settings_for_rules(rules: Rules) -> RLlibSettings:
     :mod:`.critic_mmd` trains with there, in RLlib's terms. RLlib fits the policy and the
     critic in one pass per epoch, so the policy's steps are the epochs of both; what it does
     not do: exploring seats (every seat plays the policy), a critic that remembers earlier
-    collections, targets swept afresh several times an update (``critic_sweeps``)."""
+    collections, targets swept afresh several times an update (``critic_sweeps``), networks
+    over the canonical observation (``canonical``: its networks read the observation)."""
     c = critic_settings_for_rules(rules)
     named = {name: getattr(c, name) for name in SHARED_WITH_CRITIC}
     return RLlibSettings(
