@@ -67,7 +67,7 @@ BUDGETS = {
         small=True,
         learner_steps=300_000,
         learners=("regret", "mmd", "mmd-critic", "ppo-selfplay"),
-        learner_share={"regret": 200, "mmd-critic": 7},
+        learner_share={"regret": 300, "mmd-critic": 5},
         workers=2,
         name="small",
     ),
@@ -91,7 +91,7 @@ BUDGETS = {
 }
 """``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of
 sampled regret matching, MMD, MMD with a critic and tuned PPO, two runs at a time; MMD with a
-critic, the network learner that goes furthest, trains seven times the others' decisions
+critic, the network learner that goes furthest, trains five times the others' decisions
 (the time two runs side by side free); ``full`` trains every learner
 with three seeds and plays five times more games (docs/benchmark_full.md has its report and
 its time)."""
