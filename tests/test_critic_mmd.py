@@ -10,7 +10,7 @@ import pytest
 
 import hiddenhand
 from hiddenhand.agent import RandomAgent
-from hiddenhand.agents.network import NetworkAgent, mlp
+from hiddenhand.agents.network import NetworkAgent, declares_canonical, mlp
 from hiddenhand.registry import games, get, resolve
 from hiddenhand.training.critic_mmd import MODELLED, CriticSettings, _Exploring, _fit_policy, train_critic_mmd
 from hiddenhand.training.selfplay_collection import Batch, gae
@@ -146,8 +146,8 @@ def test_it_trains_on_every_game_with_a_batched_env_and_saves_what_it_measured(n
     modelled = game.round_model is not None and resolve(game.round_model)(rules) is not None
     assert record["critic_targets"] == ("expected" if modelled else "sampled")
     agent = NetworkAgent.load(tmp_path)
-    declared = rules.canonical(np.zeros((1, agent.input_size), np.float32), np.ones((1, agent.num_actions), bool))
-    assert agent.view == ("canonical" if canonical and declared is not None else "observation")
+    declared = declares_canonical(rules, agent.input_size, agent.num_actions)
+    assert agent.view == ("canonical" if canonical and declared else "observation")
     from hiddenhand.training.evaluation import play_games
 
     returns = play_games(rules, [agent] + [RandomAgent()] * (rules.num_players - 1), 4, seed=0)
