@@ -34,8 +34,11 @@ class CanonicalMLP(nn.Sequential):
         rank = np.zeros((len(seen), width), dtype=np.int64)
         rows, js = np.nonzero(order >= 0)
         rank[rows, order[rows, js]] = js
-        out = super().forward(torch.as_tensor(view, device=x.device, dtype=x.dtype))
-        return out.gather(1, torch.as_tensor(rank, device=x.device))
+        # Renamings of one position are one row of the view: the layers run on each once.
+        keys = np.ascontiguousarray(view).view(np.dtype((np.void, view.dtype.itemsize * view.shape[1])))
+        _, first, back = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+        out = super().forward(torch.as_tensor(view[first], device=x.device, dtype=x.dtype))
+        return out[torch.as_tensor(back.ravel(), device=x.device)].gather(1, torch.as_tensor(rank, device=x.device))
 
 
 __all__ = ["CanonicalMLP"]

@@ -72,3 +72,25 @@ def test_a_saved_canonical_agent_reads_back_as_one_and_games_without_the_view_re
     full = get("goofspiel").rules(num_cards=4)
     with pytest.raises(ValueError, match="declares no canonical observation"):
         NetworkAgent("goofspiel", full.params, "x", 8, (4,), 4, [Member("uniform", 1.0)], view="canonical")
+
+
+def test_a_batch_runs_its_layers_once_per_canonical_position():
+    """The two renamed positions of the first test and a copy of the first are one canonical
+    position: the layers see one row, and every row still gets the outputs it gets alone,
+    renamed to its own cards; gradients flow back through the shared row."""
+    rules = get("goofspiel").rules(num_cards=5, observation="markov")
+    mine, theirs = np.array([_bits(1, 3), _bits(2, 4), _bits(1, 3)]), np.array([_bits(2, 4), _bits(3, 5), _bits(2, 4)])
+    shown = position_observations(rules, mine, theirs, np.array([_bits(5)] * 3), np.array([3, 3, 3]), 0)
+    x = torch.as_tensor(shown["observation"])
+    torch.manual_seed(2)
+    net = network(x.shape[1], (16,), 5, rules)
+    seen = []
+    net[0].register_forward_hook(lambda module, inputs, output: seen.append(len(inputs[0])))
+    together = net(x)
+    assert seen == [1]
+    alone = torch.cat([net(x[i : i + 1]) for i in range(3)])
+    assert torch.allclose(together, alone)
+    assert torch.allclose(together[0, [0, 2]], together[1, [1, 3]]) and torch.allclose(together[0], together[2])
+    together[:, 0].sum().backward()
+    first = next(net.parameters())
+    assert first.grad is not None and first.grad.abs().sum() > 0
