@@ -365,12 +365,13 @@ def test_a_budget_with_rllib_is_refused_without_ray_before_any_work(tmp_path, mo
 
 def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     """``learner_share`` scales one learner's decisions (the full budget halves NFSP's and
-    PSRO's, which play about half as fast) on top of the configuration's ``steps_scale``;
-    a learner it does not name trains the whole budget, and a name that is no learner is refused."""
+    PSRO's, which play about half as fast) on top of the configuration's ``steps_scale``,
+    and ``configuration_share`` one learner's on one configuration, named by its directory;
+    a learner they do not name trains the whole budget, and a name that is no learner is refused."""
     asked = {}
 
     def fake(method, rules, steps, out, seed, eval_every, progress):
-        asked[method] = (steps, eval_every)
+        asked[out.parent.parent.name, method] = (steps, eval_every)
         return [Point(steps, 1.0, 0.5)]
 
     monkeypatch.setattr(runs, "train_learner", fake)
@@ -378,9 +379,65 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     entry = hiddenhand.Benchmark({"num_cards": 6, "observation": "markov"}, learn=True, steps_scale=2)
     budget = Budget(**{**vars(TINY), "learners": ("mmd", "nfsp"), "learner_share": {"nfsp": 0.25}, "seeds": 1})
     budget = Budget(**{**vars(budget), "workers": 1, "learner_steps": 1000, "evaluations": 4})
-    learned = runs.learned_runs(game.rules(**entry.params), entry, budget, tmp_path, 0, False, False)
-    assert asked == {"mmd": (2000, 500), "nfsp": (500, 125)}
-    assert [r.curve[-1][0] for r in learned] == [2000, 500]
+    budget = Budget(**{**vars(budget), "configuration_share": {"six": {"mmd": 1.5}}})
+    rules = game.rules(**entry.params)
+    learning = runs.LearnerRuns(budget, progress=False, resume=False)
+    learning.start([(rules, entry, tmp_path / "six"), (rules, entry, tmp_path / "other")], seed=0)
+    learned = learning.of(tmp_path / "six") + learning.of(tmp_path / "other")
+    assert asked == {
+        ("six", "mmd"): (3000, 750),
+        ("six", "nfsp"): (500, 125),
+        ("other", "mmd"): (2000, 500),
+        ("other", "nfsp"): (500, 125),
+    }
+    assert [r.curve[-1][0] for r in learned] == [3000, 500, 2000, 500]
     wrong = Budget(**{**vars(TINY), "learner_share": {"dqn": 0.5}})
     with pytest.raises(ValueError, match=r"unknown learners \['dqn'\]"):
         run_benchmark(wrong, tmp_path, progress=False)
+
+
+def test_the_pool_starts_every_configurations_runs_at_once_the_longest_first(tmp_path, monkeypatch):
+    """With two workers every configuration's learner runs go to one pool when the benchmark
+    starts, those given most beyond their learner's share first (a run on a larger
+    configuration, or one the budget lengthens there), the others in the order of the
+    configurations and the learners; the runs read back by ``resume`` are not submitted."""
+    from concurrent.futures import Future
+
+    submitted = []
+
+    class Recording:
+        def __init__(self, workers, mp_context):
+            assert workers == 2
+
+        def submit(self, function, method, rules, steps, out, seed, eval_every, progress):
+            submitted.append((out.parent.parent.name, method, steps))
+            future = Future()
+            future.set_result([Point(steps, 1.0, 0.5)])
+            return future
+
+        def shutdown(self, wait, cancel_futures):
+            submitted.append("shut down")
+
+    monkeypatch.setattr(runs, "ProcessPoolExecutor", Recording)
+    monkeypatch.setattr(runs, "read_back", lambda path, *args: [Point(7, 1.0, 0.5)] if path.name == "seed1" else None)
+    game = hiddenhand.games()["goofspiel"]
+    small = hiddenhand.Benchmark({"num_cards": 4, "observation": "markov"}, learn=True)
+    large = hiddenhand.Benchmark({"num_cards": 6, "observation": "markov"}, learn=True, steps_scale=2)
+    budget = Budget(**{**vars(TINY), "learners": ("mmd", "regret"), "learner_steps": 100, "seeds": 2})
+    budget = Budget(**{**vars(budget), "configuration_share": {"six": {"regret": 3}}})
+    configurations = [
+        (game.rules(**small.params), small, tmp_path / "four"),
+        (game.rules(**large.params), large, tmp_path / "six"),
+    ]
+    learning = runs.LearnerRuns(budget, progress=False, resume=True)
+    learning.start(configurations, seed=0)
+    assert submitted == [("six", "regret", 600), ("six", "mmd", 200), ("four", "mmd", 100), ("four", "regret", 100)]
+    four = learning.of(tmp_path / "four")
+    assert [(r.method, r.seed, r.reused, r.curve[-1][0]) for r in four] == [
+        ("mmd", 0, False, 100),
+        ("mmd", 1, True, 7),
+        ("regret", 0, False, 100),
+        ("regret", 1, True, 7),
+    ]
+    learning.close()
+    assert submitted[-1] == "shut down"

@@ -56,7 +56,7 @@ from hiddenhand.training.benchmark import report
 from hiddenhand.training.benchmark.budgets import BUDGETS, LEARNER_SETTINGS, LEARNERS, Budget, learner_settings
 from hiddenhand.training.benchmark.leaderboards import leaderboard, tournament_table
 from hiddenhand.training.benchmark.report import SectionReport
-from hiddenhand.training.benchmark.runs import TrainedRun, train_learner, two_player_runs
+from hiddenhand.training.benchmark.runs import LearnerRuns, TrainedRun, train_learner, two_player_runs
 from hiddenhand.training.learners import learner, learners
 from hiddenhand.training.plots import describe
 from hiddenhand.validation import check_choice
@@ -166,13 +166,20 @@ def run_benchmark(
     command = report.command(budget, spec, out, seed, files, resume, only)
     lines = report.header(spec, seed, command, [_rules(game, entry, spec) for game, entry in entries])
     current = "the set-up"
+    learned = [
+        (rules, entry, out / _slug(rules))
+        for rules, entry in ((_rules(game, entry, spec), entry) for game, entry in entries)
+        if entry.learn and not entry.lineup
+    ]
+    learning = LearnerRuns(spec, progress, resume)
     try:
+        learning.start(learned, seed)
         for game, entry in entries:
             rules = _rules(game, entry, spec)
             current = describe(rules)
             where = out / _slug(rules)
             if not entry.lineup:
-                runs = two_player_runs(entry, rules, spec, where, seed, progress, resume)
+                runs = two_player_runs(entry, rules, spec, where, seed, progress, resume, learning)
                 rows, opponents = leaderboard(game, rules, runs, spec, seed)
                 report.two_player(game.name, rules, where, rows, opponents, lines, summary)
             else:
@@ -192,6 +199,8 @@ def run_benchmark(
             raise Interrupted(
                 f"benchmark stopped by Ctrl-C; the finished sections are in {out / 'REPORT.md'}"
             ) from None
+    finally:
+        learning.close()
     report.reused(summary, lines)
     return report.write(out, lines, start, summary)
 

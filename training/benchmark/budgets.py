@@ -40,10 +40,15 @@ class Budget:
     """Per learner, the share of ``learner_steps`` it trains for (1 when absent): learners
     differ by orders of magnitude in decisions a second (docs/training.md), and the budget
     gives each a comparable share of wall-clock."""
+    configuration_share: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Per configuration (by the directory name its runs go under, as ``--only`` names it)
+    and learner, a further factor on that learner's decisions there: where the budget's
+    point is one learner on one configuration (the small budget's network learner on 6-card
+    Goofspiel), it gives that run the time the others leave."""
     seeds: int = 1
     """Seeds per self-play learner."""
     workers: int = 1
-    """Learner runs side by side, one process each."""
+    """Learner runs side by side, one process each (:class:`~.runs.LearnerRuns`)."""
     big_steps: int = 0
     """Decisions of ``big_learner`` in each section a game adds to the benchmark
     (:class:`~hiddenhand.registry.BenchmarkSection`: a game too large for an exact measure
@@ -68,6 +73,7 @@ BUDGETS = {
         learner_steps=300_000,
         learners=("regret", "mmd", "mmd-critic", "ppo-selfplay"),
         learner_share={"regret": 300, "mmd-critic": 5},
+        configuration_share={"goofspiel_num_cards=6_observation=markov": {"mmd-critic": 2}},
         workers=2,
         name="small",
     ),
@@ -91,10 +97,11 @@ BUDGETS = {
 }
 """``small`` runs within 15 minutes on two cores (what ``make run`` runs), one seed each of
 sampled regret matching, MMD, MMD with a critic and tuned PPO, two runs at a time; MMD with a
-critic, the network learner that goes furthest, trains five times the others' decisions
-(the time two runs side by side free); ``full`` trains every learner
-with three seeds and plays five times more games (docs/benchmark_full.md has its report and
-its time)."""
+critic, the network learner that goes furthest, trains five times the others' decisions,
+and ten times at 6 cards, where it is the small run's point (it runs there from the start
+on one core while the other runs take the other: :class:`~.runs.LearnerRuns`); ``full``
+trains every learner with three seeds and plays five times more games
+(docs/benchmark_full.md has its report and its time)."""
 
 
 LEARNER_SETTINGS: Mapping[str, Mapping[str, object]] = {

@@ -1,7 +1,8 @@
 """The benchmark's training runs: every method the budget names, trained once per
-configuration and seed (the learners in a process pool when the budget runs several side by
-side), or read back with ``resume`` from a run that already finished in its directory; and
-:class:`TrainedRun`, the record of one run that the measures and the report read.
+configuration and seed (the learners of every configuration in one process pool when the
+budget runs several side by side: :class:`LearnerRuns`), or read back with ``resume`` from
+a run that already finished in its directory; and :class:`TrainedRun`, the record of one
+run that the measures and the report read.
 
 The learners themselves and the run lifecycle (curve, ``run.json``, Ctrl-C) live in
 :mod:`hiddenhand.training.learners` and :mod:`hiddenhand.training.run`; this module only says
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -123,54 +125,112 @@ def tabular_runs(rules, budget: Budget, out: Path, seed: int, progress: bool, re
     return runs
 
 
-def learned_runs(
-    rules, entry: Benchmark, budget: Budget, out: Path, seed: int, progress: bool, resume: bool
-) -> list[TrainedRun]:
-    """Every learner of the budget with each of its seeds, ``budget.workers`` at a time (one
-    process each, torch on one thread: two runs side by side use two cores); with ``resume``,
-    a run that already finished in its directory is read back instead."""
-    jobs = [(method, seed + k) for method in budget.learners for k in range(budget.seeds)]
+@dataclass(frozen=True)
+class LearnerJob:
+    """One learner run of the benchmark: :func:`train_learner`'s arguments (``progress``
+    apart), and ``scale``, how many times its learner's share of the budget the run gets
+    (the configuration's ``steps_scale`` times the budget's ``configuration_share``)."""
 
-    def args(method: str, s: int) -> tuple:
-        steps = max(1, round(budget.learner_steps * entry.steps_scale * budget.learner_share.get(method, 1.0)))
-        eval_every = max(1, steps // budget.evaluations)
-        return method, rules, steps, out / method / f"seed{s}", s, eval_every
+    method: str
+    rules: Any
+    steps: int
+    path: Path
+    seed: int
+    eval_every: int
+    scale: float
 
-    def done_before(method: str, s: int) -> list[Point] | None:
-        _, _, steps, path, _, _ = args(method, s)
-        return read_back(path, rules, s, steps, resume, learner_settings(method, rules))
+    def arguments(self) -> tuple:
+        return self.method, self.rules, self.steps, self.path, self.seed, self.eval_every
 
-    done = {job: done_before(*job) for job in jobs}
-    todo = [job for job in jobs if done[job] is None]
-    if budget.workers == 1 or not todo:
-        curves = [train_learner(*args(method, s), progress) for method, s in todo]
-    else:
-        for method in budget.learners:  # made here: runs side by side would race to make (and tidy) them
-            (out / method).mkdir(parents=True, exist_ok=True)
+
+def learner_jobs(rules, entry: Benchmark, budget: Budget, out: Path, seed: int) -> list[LearnerJob]:
+    """Every learner of the budget with each of its seeds on one configuration, whose runs
+    go under ``out`` (named as :attr:`Budget.configuration_share` keys it), in the budget's
+    order of learners."""
+    extra = budget.configuration_share.get(out.name, {})
+    jobs = []
+    for method in budget.learners:
+        scale = entry.steps_scale * extra.get(method, 1.0)
+        steps = max(1, round(budget.learner_steps * budget.learner_share.get(method, 1.0) * scale))
+        for s in range(seed, seed + budget.seeds):
+            every = max(1, steps // budget.evaluations)
+            jobs.append(LearnerJob(method, rules, steps, out / method / f"seed{s}", s, every, scale))
+    return jobs
+
+
+class LearnerRuns:
+    """The benchmark's learner runs over all its configurations: :meth:`start` takes them all
+    (with ``resume``, a run that already finished in its directory is read back instead),
+    :meth:`of` returns one configuration's.
+
+    Why all at once. With ``budget.workers`` above 1 every run goes to one pool of that many
+    processes (torch on one thread: two runs side by side use two cores) when the benchmark
+    starts, and trains while the benchmark's own process runs the tabular methods and
+    measures the configurations whose runs are done. Each configuration waiting for its own
+    runs instead left a core idle whenever one of them was much longer than the others (the
+    network learner on 6-card Goofspiel ran minutes alone). The runs given most beyond their
+    learner's share (:attr:`LearnerJob.scale`: the longest of their learner's) start first,
+    the others in the order of the configurations and the budget's learners, so that no long
+    run starts last. With one worker the runs train in the benchmark's process, each
+    configuration's when :meth:`of` asks for them, with their progress bars. :meth:`close`
+    cancels the runs not yet started when the benchmark stops (a Ctrl-C reaches the pool's
+    processes too, and stops the runs in them as it stops any run)."""
+
+    def __init__(self, budget: Budget, progress: bool, resume: bool) -> None:
+        self.budget, self.progress, self.resume = budget, progress, resume
+        self.pool: ProcessPoolExecutor | None = None
+        self.bar = None
+        self.jobs: dict[Path, list[list]] = {}
+        """Per configuration's ``out``, its runs as ``[job, result]``: the curve read back, the
+        pool's future, or ``None`` (to train in :meth:`of`)."""
+
+    def close(self) -> None:
+        """Cancel the runs not yet started, wait for those running, and close the pool."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.bar is not None:
+            self.bar.close()
+
+    def start(self, configurations: list[tuple[Any, Benchmark, Path]], seed: int) -> None:
+        """Read back or start the runs of every ``(rules, entry, out)`` configuration."""
+        for rules, entry, out in configurations:
+            jobs = learner_jobs(rules, entry, self.budget, out, seed)
+            self.jobs[out] = [
+                [job, read_back(job.path, rules, job.seed, job.steps, self.resume, learner_settings(job.method, rules))]
+                for job in jobs
+            ]
+        todo = [pair for pairs in self.jobs.values() for pair in pairs if pair[1] is None]
+        if self.budget.workers == 1 or not todo:
+            return
+        for job, _ in todo:  # made here: runs side by side would race to make (and tidy) them
+            job.path.parent.mkdir(parents=True, exist_ok=True)
         # Spawned, not forked: a fork of a process holding torch's and numba's threads can die.
-        with ProcessPoolExecutor(budget.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(train_learner, *args(method, s), False) for method, s in todo]
-            bar = tqdm(total=len(futures), desc=f"learners on {rules.name}", unit="run", disable=not progress)
-            with bar:
-                curves = []
-                for future in futures:
-                    curves.append(future.result())
-                    bar.update(1)
-    done |= dict(zip(todo, curves))
-    return [
-        TrainedRun.of(method, s, out / method / f"seed{s}", done[method, s], (method, s) not in todo)
-        for method, s in jobs
-    ]
+        self.pool = ProcessPoolExecutor(self.budget.workers, mp_context=multiprocessing.get_context("spawn"))
+        self.bar = tqdm(total=len(todo), desc="learner runs", unit="run", disable=not self.progress)
+        for pair in sorted(todo, key=lambda pair: -pair[0].scale):  # a stable sort: ties keep their order
+            pair[1] = self.pool.submit(train_learner, *pair[0].arguments(), False)
+            pair[1].add_done_callback(lambda _: self.bar.update(1))
+
+    def of(self, out: Path) -> list[TrainedRun]:
+        """The runs of the configuration under ``out``: waited for, or trained now with one worker."""
+        runs = []
+        for job, result in self.jobs.pop(out):
+            if result is None:
+                curve = train_learner(*job.arguments(), self.progress)
+            else:
+                curve = result.result() if isinstance(result, Future) else result
+            runs.append(TrainedRun.of(job.method, job.seed, job.path, curve, isinstance(result, list)))
+        return runs
 
 
 def two_player_runs(
-    entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool, resume: bool
+    entry: Benchmark, rules, budget: Budget, out: Path, seed: int, progress: bool, resume: bool, learning: LearnerRuns
 ) -> list[TrainedRun]:
     """The runs of a two-player configuration with an exact measure: the tabular methods where
-    it declares ``tabular``, the budget's learners where it declares ``learn``."""
+    it declares ``tabular``, the budget's learners (``learning``'s) where it declares ``learn``."""
     runs = tabular_runs(rules, budget, out, seed, progress, resume) if entry.tabular else []
     if entry.learn:
-        runs += learned_runs(rules, entry, budget, out, seed, progress, resume)
+        runs += learning.of(out)
     return runs
 
 
