@@ -27,13 +27,19 @@ class CanonicalMLP(nn.Sequential):
         super().__init__(*layers)
         self.canonical = canonical
 
-    def forward(self, x):
+    def views(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``x`` as ``canonical`` shows them, and ``rank``: per row, the canonical
+        action each of the game's actions is."""
         seen = x.detach().cpu().numpy().astype(np.float32, copy=False)
         width = self[-1].out_features
         view, _, order = self.canonical(seen, np.ones((len(seen), width), dtype=bool))
         rank = np.zeros((len(seen), width), dtype=np.int64)
         rows, js = np.nonzero(order >= 0)
         rank[rows, order[rows, js]] = js
+        return view, rank
+
+    def forward(self, x):
+        view, rank = self.views(x)
         # Renamings of one position are one row of the view: the layers run on each once.
         keys = np.ascontiguousarray(view).view(np.dtype((np.void, view.dtype.itemsize * view.shape[1])))
         _, first, back = np.unique(keys.ravel(), return_index=True, return_inverse=True)
