@@ -93,7 +93,12 @@ def _add_settings(p: argparse.ArgumentParser, learner, game: str) -> None:
     cls = type(defaults)
     helps = setting_help(cls)
     types = typing.get_type_hints(cls)
-    group = p.add_argument_group(f"{learner.name} settings", "default: the learner's own for the game")
+    group = p.add_argument_group(
+        f"{learner.name} settings",
+        f"each default shown is the learner's own for {game}'s default rules; rules the learner has settings of "
+        "its own for start from those instead, and run.json's settings record what "
+        "a run used",
+    )
     names = []
     for field in dataclasses.fields(cls):
         flag = "--" + field.name.replace("_", "-")
