@@ -96,8 +96,7 @@ def _add_settings(p: argparse.ArgumentParser, learner, game: str) -> None:
     group = p.add_argument_group(
         f"{learner.name} settings",
         f"each default shown is the learner's own for {game}'s default rules; rules the learner has settings of "
-        "its own for start from those instead, and run.json's settings record what "
-        "a run used",
+        "its own for start from those instead, and run.json's settings record what a run used",
     )
     names = []
     for field in dataclasses.fields(cls):
