@@ -219,3 +219,31 @@ def test_a_learner_without_a_network_never_imports_torch(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
     assert len(json.loads((tmp_path / "run.json").read_text())["curve"]) >= 4  # it measured, several times
+
+
+@pytest.mark.parametrize("name", [p for name in learners() for p in _params(name)])
+def test_a_learners_run_reproduces_from_its_seed(name, tmp_path, request):
+    """Two runs from one seed measure the same curve to the last bit: what the benchmark's
+    reruns and a user's reported figures rely on."""
+    if learner(name).requires == "ray":
+        pytest.importorskip("ray")
+        request.getfixturevalue("ray_local")
+    declared = learner(name)
+    rules = get("goofspiel").rules(**MARKOV)
+    settings = replace(declared.settings_for(rules), **TINY[name])
+    steps = STEPS.get(name, 512)
+    curves = [
+        declared.run(
+            rules,
+            steps=steps,
+            out=tmp_path / str(i),
+            seed=3,
+            eval_every=steps // 2,
+            settings=settings,
+            progress=False,
+            device="cpu",
+        )
+        for i in range(2)
+    ]
+    first, second = ([(p.steps, p.exploitability) for p in curve] for curve in curves)
+    assert first == second
