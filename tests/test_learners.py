@@ -44,8 +44,10 @@ def _params(name: str) -> list:
     return [pytest.param(name, marks=marks, id=name)]
 
 
-@pytest.mark.parametrize("name", [p for name in learners() for p in _params(name)])
-def test_every_declared_learner_trains_through_the_one_call(name, tmp_path, request):
+def _tiny_run(name: str, out, request, seed: int = 0, measures: int = 1) -> list:
+    """A run of the declared learner ``name`` on 3-card Markov Goofspiel with its :data:`TINY`
+    settings into ``out``, measured ``measures`` times; its curve. A learner on Ray gets the
+    local test instance (and is skipped without Ray)."""
     if learner(name).requires == "ray":
         pytest.importorskip("ray")
         request.getfixturevalue("ray_local")
@@ -53,9 +55,23 @@ def test_every_declared_learner_trains_through_the_one_call(name, tmp_path, requ
     rules = get("goofspiel").rules(**MARKOV)
     settings = replace(declared.settings_for(rules), **TINY[name])
     steps = STEPS.get(name, 512)
-    curve = declared.run(
-        rules, steps=steps, out=tmp_path, seed=0, eval_every=steps, settings=settings, progress=False, device="cpu"
+    return declared.run(
+        rules,
+        steps=steps,
+        out=out,
+        seed=seed,
+        eval_every=steps // measures,
+        settings=settings,
+        progress=False,
+        device="cpu",
     )
+
+
+@pytest.mark.parametrize("name", [p for name in learners() for p in _params(name)])
+def test_every_declared_learner_trains_through_the_one_call(name, tmp_path, request):
+    steps = STEPS.get(name, 512)
+    curve = _tiny_run(name, tmp_path, request)
+    rules = get("goofspiel").rules(**MARKOV)
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["steps"] >= steps and record["interrupted"] is False
     assert record["game"] == "goofspiel" and record["params"]["num_cards"] == 3
@@ -225,25 +241,8 @@ def test_a_learner_without_a_network_never_imports_torch(tmp_path):
 def test_a_learners_run_reproduces_from_its_seed(name, tmp_path, request):
     """Two runs from one seed measure the same curve to the last bit: what the benchmark's
     reruns and a user's reported figures rely on."""
-    if learner(name).requires == "ray":
-        pytest.importorskip("ray")
-        request.getfixturevalue("ray_local")
-    declared = learner(name)
-    rules = get("goofspiel").rules(**MARKOV)
-    settings = replace(declared.settings_for(rules), **TINY[name])
-    steps = STEPS.get(name, 512)
-    curves = [
-        declared.run(
-            rules,
-            steps=steps,
-            out=tmp_path / str(i),
-            seed=3,
-            eval_every=steps // 2,
-            settings=settings,
-            progress=False,
-            device="cpu",
-        )
+    first, second = (
+        [(p.steps, p.exploitability) for p in _tiny_run(name, tmp_path / str(i), request, seed=3, measures=2)]
         for i in range(2)
-    ]
-    first, second = ([(p.steps, p.exploitability) for p in curve] for curve in curves)
+    )
     assert first == second
