@@ -14,21 +14,21 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="the main job: train CFR, PPO and self-play learners and measure them against the exact equilibria",
         description="Train agents on every two-player configuration that a game declares for the benchmark "
         "with an exact measure: CFR+, external-sampling MCCFR and pool PPO where the tree is small (4-card Goofspiel, "
-        "single rounds of Spoof and Bid Spoof), and the self-play learners (sampled regret matching, MMD, MMD "
-        "with a critic, tuned PPO, OpenSpiel's NFSP and PSRO, RLlib's PPO) on the Markov observation of 4- "
-        "and 6-card Goofspiel (8 in the full budget) and whole games of Spoof (3 matches) and two-player Bid "
-        "Spoof (3 coins, full budget). Reports a leaderboard per configuration (exploitability against the "
-        "exact equilibrium, its spread over seeds and best measured point, wall-clock, CFR iterations or "
-        "learner decisions, head-to-head results with 95% intervals against the equilibrium and the "
-        "heuristics), then every-seating tournaments of the other declared configurations (three-player Bid "
-        "Spoof with CFR+, EggHead), and in the full budget MMD on 13-card Goofspiel against the heuristics "
-        "(and the equilibrium, with --gops13). Writes REPORT.md, one PNG per configuration (exploitability "
-        "against seconds and decisions, log scales, every measured point of every seed) and summary.json (one "
-        "record per run, with the saved agent's path) into OUT, and prints the report. small: one seed each "
-        "of sampled regret matching, MMD, MMD with a critic and tuned PPO, within 15 minutes on two cores "
-        "(what `make run` runs); full: every learner (RLlib needs the [ray] extra), three seeds, two runs at "
-        "a time, about three hours. Ctrl-C stops it and writes the sections that finished; --resume goes on "
-        "from there.",
+        "single rounds of Spoof and Bid Spoof), and the self-play learners (sampled regret matching, MMD, MMD"
+        " with a critic, tuned PPO, OpenSpiel's NFSP and PSRO, RLlib's PPO and MMD with a critic) on the "
+        "Markov observation of 4- and 6-card Goofspiel (8 in the full budget) and whole games of Spoof (3 "
+        "matches) and two-player Bid Spoof (3 coins, full budget). Reports a leaderboard per configuration "
+        "(exploitability against the exact equilibrium, its spread over seeds and best measured point, wall-"
+        "clock, CFR iterations or learner decisions, head-to-head results with 95% intervals against the "
+        "equilibrium and the heuristics), then every-seating tournaments of the other declared configurations"
+        " (three-player Bid Spoof with CFR+, EggHead), and in the full budget MMD on 13-card Goofspiel "
+        "against the heuristics (and the equilibrium, with --gops13). Writes REPORT.md, one PNG per "
+        "configuration (exploitability against seconds and decisions, log scales, every measured point of "
+        "every seed) and summary.json (one record per run, with the saved agent's path) into OUT, and prints "
+        "the report. small: one seed each of sampled regret matching, MMD, MMD with a critic and tuned PPO, "
+        "within 15 minutes on two cores (what `make run` runs); full: every learner (RLlib needs the [ray] "
+        "extra), three seeds, two runs at a time, hours on two cores (docs/benchmark_full.md times each "
+        "part). Ctrl-C stops it and writes the sections that finished; --resume goes on from there.",
     )
     p.add_argument("--budget", choices=("small", "full"), default="small", help="how long to train (default small)")
     p.add_argument("--out", default="runs/benchmark", help="output directory (default runs/benchmark)")
