@@ -4,11 +4,21 @@
 with an NVIDIA GPU), else the CPU: a user with a GPU gets it without asking, and CI and
 laptops run as before. Asked for by name, a GPU that torch cannot see is an error that says
 why, rather than a failure deep inside the first forward pass. A saved agent loads on the
-CPU unless told otherwise, whatever it was trained on (torch maps the tensors)."""
+CPU unless told otherwise, whatever it was trained on (torch maps the tensors).
+
+:func:`machine` says which processor and which of torch's CPU kernels a run used, for its
+record: one seed repeats a network's curve bit for bit on one machine, but torch picks its
+kernels by the processor's instruction set (AVX2, AVX-512), and kernels that sum in another
+order part two runs of one seed after a few updates."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import platform
 import re
+import sys
+from pathlib import Path
 
 DEVICES = ("auto", "cpu", "cuda")
 """The choices; ``cuda:N`` picks the N-th GPU."""
@@ -35,4 +45,29 @@ def torch_device(device: str = "auto") -> str:
     return device
 
 
-__all__ = ["DEVICES", "torch_device"]
+def machine(cpuinfo: str | Path = "/proc/cpuinfo", torch_kernels: bool = False) -> str:
+    """The processor as ``cpuinfo`` names it (model name, family and model), the number of
+    logical CPUs and the instruction set of torch's CPU kernels where torch is loaded (or, with
+    ``torch_kernels``, after loading it): one line for a run's record. Reads only the first
+    processor's entry; without the file (not Linux) the processor is what
+    :func:`platform.processor` says."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    name = fields.get("model name") or platform.processor() or "unknown processor"
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']}, model {fields['model']})"
+    line = f"{name}, {os.cpu_count()} CPUs"
+    torch = importlib.import_module("torch") if torch_kernels else sys.modules.get("torch")
+    if torch is not None:
+        line += f", torch CPU kernels {torch.backends.cpu.get_cpu_capability()}"
+    return line
+
+
+__all__ = ["DEVICES", "machine", "torch_device"]

@@ -108,7 +108,11 @@ def test_the_report_opens_with_how_to_read_it_and_what_ran(tiny_run):
     for name in ("numpy", "torch", "open_spiel", "hiddenhand"):
         assert f"{name} {importlib.metadata.version(name)}" in head
     assert f"python {platform.python_version()}" in head
-    assert f"- machine: {os.cpu_count()} CPUs, {platform.platform()}" in head
+    import torch
+
+    machine = next(line for line in head.splitlines() if line.startswith("- machine: "))
+    assert f"{os.cpu_count()} CPUs" in machine and machine.endswith(platform.platform())
+    assert f"torch CPU kernels {torch.backends.cpu.get_cpu_capability()}" in machine
     how = sections(report)["How to read this"]
     text = "\n".join(how)
     assert "**Exploitability** is what a best response gains" in text and "best measured" in text

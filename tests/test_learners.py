@@ -13,7 +13,7 @@ import pytest
 from hiddenhand.agents import RandomAgent, load_agent
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.cli import main
-from hiddenhand.devices import torch_device
+from hiddenhand.devices import machine, torch_device
 from hiddenhand.registry import get
 from hiddenhand.training import learners as learners_module
 from hiddenhand.training.evaluation import play_games
@@ -73,7 +73,7 @@ def test_every_declared_learner_trains_through_the_one_call(name, tmp_path, requ
     curve = _tiny_run(name, tmp_path, request)
     rules = get("goofspiel").rules(**MARKOV)
     record = json.loads((tmp_path / "run.json").read_text())
-    assert record["steps"] >= steps and record["interrupted"] is False
+    assert record["steps"] >= steps and record["interrupted"] is False and record["machine"] == machine()
     assert record["game"] == "goofspiel" and record["params"]["num_cards"] == 3
     assert curve[-1].steps == record["steps"] and curve[-1].exploitability is not None
     agent = load_agent("goofspiel", str(tmp_path), rules.params)
@@ -183,6 +183,21 @@ def test_the_device_choice(monkeypatch):
     assert torch_device() == "cuda" and torch_device("cuda:0") == "cuda:0"
     with pytest.raises(ValueError, match="sees 1 GPU"):
         torch_device("cuda:1")
+
+
+def test_the_machine_line_names_the_processor_and_torch_s_kernels(tmp_path):
+    """What a run records of its machine, read from a two-processor ``/proc/cpuinfo``: the
+    first entry's model, family and model number; torch's kernels once torch is loaded."""
+    import os
+
+    import torch
+
+    cpuinfo = tmp_path / "cpuinfo"
+    entry = "processor\t: {}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {}\nmodel name\t: {}\n"
+    cpuinfo.write_text(entry.format(0, 143, "Intel Xeon") + "\n" + entry.format(1, 85, "Other"))
+    kernels = torch.backends.cpu.get_cpu_capability()
+    assert machine(cpuinfo) == f"Intel Xeon (family 6, model 143), {os.cpu_count()} CPUs, torch CPU kernels {kernels}"
+    assert machine(tmp_path / "missing").endswith(f", {os.cpu_count()} CPUs, torch CPU kernels {kernels}")
 
 
 def test_a_learner_of_openspiel_s_refuses_a_gpu(tmp_path):

@@ -46,6 +46,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from hiddenhand.devices import machine
 from hiddenhand.files import atomic_write, check_writable
 from hiddenhand.interrupt import STOPPED_BY, HeldCtrlC, Interrupted, held_ctrl_c
 from hiddenhand.training import plots
@@ -233,6 +234,7 @@ class Run:
             info = {"game": record.pop("game", None) or self.rules.name, "params": self.rules.params}
             info |= {"learner": self.learner, **record, "unit": self.unit, "steps": self.steps, "games": self.games}
             info |= {"seconds": self._seconds, "interrupted": self.interrupted, "code": code_version()}
+            info["machine"] = machine()
             with atomic_write(self.out / "run.json", "w") as handle:
                 points = [asdict(p) | more for p, more in zip(self.curve, self.details)]
                 json.dump({**info, "curve": points}, handle, indent=2)

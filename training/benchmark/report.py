@@ -13,12 +13,12 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import json
-import os
 import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hiddenhand.devices import machine
 from hiddenhand.files import atomic_write
 from hiddenhand.training import plots
 from hiddenhand.training.benchmark.budgets import Budget
@@ -79,7 +79,7 @@ def header(spec: Budget, seed: int, command: str, configurations: list) -> list[
         f"- command: `{command}`",
         f"- started: {started}; seed {seed} (a learner's further seeds count up from it)",
         f"- versions: {', '.join(versions)}",
-        f"- machine: {os.cpu_count()} CPUs, {platform.platform()}",
+        f"- machine: {machine(torch_kernels=True)}; {platform.platform()}",
         "",
         "## How to read this",
         "",
