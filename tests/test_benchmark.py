@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import re
+from pathlib import Path
 
 import pytest
 
@@ -189,6 +190,43 @@ def test_ctrl_c_stops_the_whole_benchmark_and_reports_what_finished(tmp_path, mo
     cut = report.split("Cut short by Ctrl-C")[1]
     assert cut.startswith(f"** while running {hiddenhand.games()[calls[0]].title}, 2 players")
     assert json.loads((tmp_path / "summary.json").read_text())["interrupted"] is True
+
+
+def test_a_pool_stopped_at_once_trains_none_of_its_runs(tmp_path):
+    """Closing the pool (as a Ctrl-C does) before its processes have taken a run: no run is
+    trained, not even those the pool had already handed to a process, where cancelling
+    their futures cannot reach them."""
+    game = hiddenhand.games()["goofspiel"]
+    entry = hiddenhand.Benchmark({"num_cards": 4, "observation": "markov"}, learn=True)
+    budget = Budget(**{**vars(TINY), "learners": ("mmd",), "learner_steps": 2048, "seeds": 4, "workers": 2})
+    learning = runs.LearnerRuns(budget, progress=False, resume=False)
+    learning.start([(game.rules(**entry.params), entry, tmp_path)], seed=0)
+    futures = [future for _, future in learning.jobs[tmp_path]]
+    learning.close()
+    assert len(futures) == 4 and all(f.cancelled() or isinstance(f.exception(), Interrupted) for f in futures)
+    assert not list(tmp_path.rglob("run.json"))
+
+
+def test_a_pool_run_stopped_by_ctrl_c_stops_the_runs_after_it(monkeypatch):
+    """In a pool process: a run that Ctrl-C stops sets the benchmark's stop event, and a run
+    asked for once it is set is not trained."""
+    import threading
+
+    calls = []
+
+    def interrupted(*arguments):
+        calls.append(arguments)
+        raise Interrupted("stopped")
+
+    monkeypatch.setattr(runs, "train_learner", interrupted)
+    monkeypatch.setattr(runs, "_stopped", threading.Event())
+    arguments = ("mmd", None, 10, Path("out"), 0, 10, False)
+    with pytest.raises(Interrupted, match="stopped"):
+        runs._pool_run(*arguments)
+    assert runs._stopped.is_set()
+    with pytest.raises(Interrupted, match="mmd into out: not started, the benchmark stopped"):
+        runs._pool_run(*arguments)
+    assert calls == [arguments]
 
 
 def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, tmp_path, monkeypatch):
@@ -410,7 +448,7 @@ def test_the_pool_starts_every_configurations_runs_at_once_the_longest_first(tmp
     submitted = []
 
     class Recording:
-        def __init__(self, workers, mp_context):
+        def __init__(self, workers, mp_context, **initializer):
             assert workers == 2
 
         def submit(self, function, method, rules, steps, out, seed, eval_every, progress):

@@ -21,6 +21,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from hiddenhand.agent import Agent
+from hiddenhand.interrupt import Interrupted
 from hiddenhand.registry import Benchmark, Game
 from hiddenhand.training.benchmark.budgets import Budget, learner_settings
 from hiddenhand.training.learners import learner
@@ -35,6 +36,31 @@ def train_learner(method: str, rules, steps: int, out: Path, seed: int, eval_eve
     return learner(method).run(
         rules, steps=steps, out=out, seed=seed, eval_every=eval_every, settings=settings, progress=progress
     )
+
+
+_stopped: Any = None
+"""In a pool process: the benchmark's stop event (see :func:`_pool_run`)."""
+
+
+def _pool_process(stopped) -> None:
+    global _stopped
+    _stopped = stopped
+
+
+def _pool_run(method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+    """:func:`train_learner` in a pool process, unless the benchmark has stopped: the pool
+    hands a process its next run before the present one ends, where cancelling the futures
+    cannot reach it, so a process would otherwise train a whole run after a Ctrl-C while the
+    benchmark waits for it. A run that Ctrl-C (or SIGTERM) stops stops the benchmark, so it
+    sets the event too: the other processes need not wait for the benchmark's own process to
+    hear of it."""
+    if _stopped.is_set():
+        raise Interrupted(f"{method} into {out}: not started, the benchmark stopped")
+    try:
+        return train_learner(method, rules, steps, out, seed, eval_every, progress)
+    except Interrupted:
+        _stopped.set()
+        raise
 
 
 @dataclass
@@ -173,12 +199,14 @@ class LearnerRuns:
     the others in the order of the configurations and the budget's learners, so that no long
     run starts last. With one worker the runs train in the benchmark's process, each
     configuration's when :meth:`of` asks for them, with their progress bars. :meth:`close`
-    cancels the runs not yet started when the benchmark stops (a Ctrl-C reaches the pool's
-    processes too, and stops the runs in them as it stops any run)."""
+    cancels the runs not yet started when the benchmark stops, those a process already holds
+    included (a Ctrl-C reaches the pool's processes too, and stops the runs in them as it
+    stops any run)."""
 
     def __init__(self, budget: Budget, progress: bool, resume: bool) -> None:
         self.budget, self.progress, self.resume = budget, progress, resume
         self.pool: ProcessPoolExecutor | None = None
+        self.stopped = None
         self.bar = None
         self.jobs: dict[Path, list[list]] = {}
         """Per configuration's ``out``, its runs as ``[job, result]``: the curve read back, the
@@ -187,6 +215,7 @@ class LearnerRuns:
     def close(self) -> None:
         """Cancel the runs not yet started, wait for those running, and close the pool."""
         if self.pool is not None:
+            self.stopped.set()
             self.pool.shutdown(wait=True, cancel_futures=True)
         if self.bar is not None:
             self.bar.close()
@@ -205,10 +234,14 @@ class LearnerRuns:
         for job, _ in todo:  # made here: runs side by side would race to make (and tidy) them
             job.path.parent.mkdir(parents=True, exist_ok=True)
         # Spawned, not forked: a fork of a process holding torch's and numba's threads can die.
-        self.pool = ProcessPoolExecutor(self.budget.workers, mp_context=multiprocessing.get_context("spawn"))
+        spawn = multiprocessing.get_context("spawn")
+        self.stopped = spawn.Event()
+        self.pool = ProcessPoolExecutor(
+            self.budget.workers, mp_context=spawn, initializer=_pool_process, initargs=(self.stopped,)
+        )
         self.bar = tqdm(total=len(todo), desc="learner runs", unit="run", disable=not self.progress)
         for pair in sorted(todo, key=lambda pair: -pair[0].scale):  # a stable sort: ties keep their order
-            pair[1] = self.pool.submit(train_learner, *pair[0].arguments(), False)
+            pair[1] = self.pool.submit(_pool_run, *pair[0].arguments(), False)
             pair[1].add_done_callback(lambda _: self.bar.update(1))
 
     def of(self, out: Path) -> list[TrainedRun]:
