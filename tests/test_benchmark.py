@@ -229,6 +229,26 @@ def test_a_pool_run_stopped_by_ctrl_c_stops_the_runs_after_it(monkeypatch):
     assert calls == [arguments]
 
 
+def test_a_pool_process_hears_ctrl_c_between_runs_and_starts_none_after_it(monkeypatch):
+    """Between runs a pool process takes Ctrl-C without dying (a dead process breaks the pool,
+    which stops the other processes' runs by SIGTERM), and starts no run after it."""
+    import signal
+    import threading
+
+    handlers = {}
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: handlers.setdefault(signum, handler))
+    monkeypatch.setattr(runs, "train_learner", lambda *arguments: pytest.fail("a run started after Ctrl-C"))
+    monkeypatch.setattr(runs, "_heard_ctrl_c", False)
+    monkeypatch.setattr(runs, "_stopped", None)
+    stopped = threading.Event()
+    runs._pool_process(stopped)
+    handlers[signal.SIGINT](signal.SIGINT, None)  # returns: the process lives on
+    assert not stopped.is_set()  # set by the next run asked for, not inside the handler
+    with pytest.raises(Interrupted, match="not started, the benchmark stopped"):
+        runs._pool_run("mmd", None, 10, Path("out"), 0, 10, False)
+    assert stopped.is_set()
+
+
 def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, tmp_path, monkeypatch):
     """A copy of the tiny benchmark resumed: every finished run is read back, not trained; a
     run cut by Ctrl-C, one of another seed and one made with other settings are trained again; the agents are measured

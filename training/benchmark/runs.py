@@ -12,6 +12,7 @@ which runs the benchmark makes, with what, and where.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -40,11 +41,23 @@ def train_learner(method: str, rules, steps: int, out: Path, seed: int, eval_eve
 
 _stopped: Any = None
 """In a pool process: the benchmark's stop event (see :func:`_pool_run`)."""
+_heard_ctrl_c = False
+"""In a pool process: a Ctrl-C came while no run held it."""
 
 
 def _pool_process(stopped) -> None:
+    """A pool process's start: the stop event, and Ctrl-C heard rather than raised between
+    runs. Raised there it would end the process, the pool would count itself broken and stop
+    the runs in its other processes with SIGTERM, which skips their last measure; a run
+    holds Ctrl-C with its own handler, which gives this one back when the run ends."""
     global _stopped
     _stopped = stopped
+    signal.signal(signal.SIGINT, _hear_ctrl_c)
+
+
+def _hear_ctrl_c(signum, frame) -> None:
+    global _heard_ctrl_c
+    _heard_ctrl_c = True  # not the event's set(): its lock may be held where the signal came
 
 
 def _pool_run(method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
@@ -54,6 +67,8 @@ def _pool_run(method: str, rules, steps: int, out: Path, seed: int, eval_every: 
     benchmark waits for it. A run that Ctrl-C (or SIGTERM) stops stops the benchmark, so it
     sets the event too: the other processes need not wait for the benchmark's own process to
     hear of it."""
+    if _heard_ctrl_c:
+        _stopped.set()
     if _stopped.is_set():
         raise Interrupted(f"{method} into {out}: not started, the benchmark stopped")
     try:
