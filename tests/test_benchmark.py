@@ -236,6 +236,7 @@ def test_a_pool_process_hears_ctrl_c_between_runs_and_starts_none_after_it(monke
     import threading
 
     handlers = {}
+    monkeypatch.setattr(signal, "getsignal", lambda signum: signal.default_int_handler)  # as after Python starts
     monkeypatch.setattr(signal, "signal", lambda signum, handler: handlers.setdefault(signum, handler))
     monkeypatch.setattr(runs, "train_learner", lambda *arguments: pytest.fail("a run started after Ctrl-C"))
     monkeypatch.setattr(runs, "_heard_ctrl_c", False)
@@ -247,6 +248,17 @@ def test_a_pool_process_hears_ctrl_c_between_runs_and_starts_none_after_it(monke
     with pytest.raises(Interrupted, match="not started, the benchmark stopped"):
         runs._pool_run("mmd", None, 10, Path("out"), 0, 10, False)
     assert stopped.is_set()
+
+
+def test_a_pool_process_of_a_benchmark_that_ignores_ctrl_c_ignores_it_too(monkeypatch):
+    """Started under ``nohup`` (Ctrl-C ignored), a pool process keeps ignoring it."""
+    import signal
+    import threading
+
+    monkeypatch.setattr(signal, "getsignal", lambda signum: signal.SIG_IGN)
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: pytest.fail("the ignored Ctrl-C was taken"))
+    monkeypatch.setattr(runs, "_stopped", None)
+    runs._pool_process(threading.Event())
 
 
 def test_resume_reads_back_the_finished_runs_and_trains_only_the_rest(tiny_run, tmp_path, monkeypatch):

@@ -49,10 +49,12 @@ def _pool_process(stopped) -> None:
     """A pool process's start: the stop event, and Ctrl-C heard rather than raised between
     runs. Raised there it would end the process, the pool would count itself broken and stop
     the runs in its other processes with SIGTERM, which skips their last measure; a run
-    holds Ctrl-C with its own handler, which gives this one back when the run ends."""
+    holds Ctrl-C with its own handler, which gives this one back when the run ends. A
+    benchmark started ignoring Ctrl-C (``nohup``) leaves it ignored in its processes too."""
     global _stopped
     _stopped = stopped
-    signal.signal(signal.SIGINT, _hear_ctrl_c)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _hear_ctrl_c)
 
 
 def _hear_ctrl_c(signum, frame) -> None:
