@@ -12,7 +12,14 @@ import hiddenhand
 from hiddenhand.agent import RandomAgent
 from hiddenhand.agents.network import NetworkAgent, declares_canonical, mlp
 from hiddenhand.registry import games, get, resolve
-from hiddenhand.training.critic_mmd import MODELLED, CriticSettings, _Exploring, _fit_policy, train_critic_mmd
+from hiddenhand.training.critic_mmd import (
+    MODELLED,
+    CriticMMD,
+    CriticSettings,
+    _Exploring,
+    _fit_policy,
+    train_critic_mmd,
+)
 from hiddenhand.training.selfplay_collection import Batch, gae
 
 TINY = dict(games=16, batch=256)
@@ -353,3 +360,49 @@ def test_with_lookahead_the_policy_step_reads_the_round_model_not_the_q_network(
     assert not all(torch.equal(a, b) for a, b in zip(before, first.policy.parameters()))  # the step moved it
     same = all(torch.equal(a, b) for a, b in zip(first.policy.parameters(), second.policy.parameters()))
     assert same == lookahead
+
+
+@pytest.mark.parametrize("name", [name for name, game in games().items() if game.vector is not None])
+def test_a_killed_run_resumes_and_trains_the_network_an_uncut_run_trains(name, tmp_path, monkeypatch):
+    """The whole learner is saved at each measure: a run killed after one (an exception no
+    handler sees, as a kill or a restarted machine leaves it) and resumed in the same
+    directory measures and saves, bit for bit, what the uncut run does, on every game with
+    a batched env."""
+    rules = get(name).rules(**SMALL.get(name, {}))
+    settings = replace(CriticSettings(), **TINY)
+    run = dict(steps=1024, eval_every=512, settings=settings, progress=False, seed=3)
+    straight = train_critic_mmd(rules, out=tmp_path / "straight", **run)
+    update = CriticMMD.update
+
+    def killed(learner, left=1.0):
+        if learner.updates == 3:  # 768 decisions: after the measure at 512
+            raise RuntimeError("killed")
+        return update(learner, left)
+
+    monkeypatch.setattr(CriticMMD, "update", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        train_critic_mmd(rules, out=tmp_path / "cut", **run)
+    monkeypatch.setattr(CriticMMD, "update", update)
+    resumed = train_critic_mmd(rules, out=tmp_path / "cut", resume=True, **run)
+    assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [512]
+    weights = [NetworkAgent.load(tmp_path / kind).members[0].state_dict for kind in ("straight", "cut")]
+    assert weights[0].keys() == weights[1].keys()
+    assert all(weights[0][k].equal(weights[1][k]) for k in weights[0])
+
+
+def test_the_command_resumes_a_run_and_refuses_another_one(tmp_path, capsys):
+    from hiddenhand.cli import main
+
+    out = str(tmp_path / "run")
+    argv = ["train", "mmd-critic", "goofspiel", "--cards", "3", "--observation", "markov", "--games", "16"]
+    argv += ["--batch", "256", "--steps", "512", "--eval-every", "256", "--out", out]
+    assert main(argv) == 0
+    assert main([*argv, "--resume"]) == 0  # nothing left to train: the record is written again
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["resumed"] == [512] and record["steps"] == 512
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--resume", "--seed", "1", "--batch", "512"])
+    assert info.value.code == 2
+    error = capsys.readouterr().err
+    assert "cannot resume the run saved in" in error and "seed 0 (here 1)" in error and '"batch": 512' in error

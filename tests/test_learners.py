@@ -99,6 +99,7 @@ def test_the_train_help_lists_every_learner_with_all_its_settings(capsys):
             if field.name in helps:
                 assert helps[field.name][:40] in text, (name, field.name)
         assert "--device" in text if declared.network else "--device" not in text
+        assert ("--resume" in text) == declared.resumes, name
         assert "the learner's own for goofspiel's default rules" in text  # not those of every configuration
 
 

@@ -8,6 +8,7 @@ import os
 import signal
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from hiddenhand.envs.goofspiel import GoofspielRules
@@ -138,3 +139,99 @@ def test_a_ctrl_c_during_the_save_is_held_and_skips_only_the_final_measure(tmp_p
         record["interrupted"] is True and record["steps"] == 10 and [p["steps"] for p in record["curve"]] == [0, 4, 8]
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _learn(run, clock, learner, every, kill_at=None, interrupt_at=None):
+    """A learner's loop over a state that draws from its own generator and numpy's global
+    one: a measure (the sum drawn so far) when due, then a step; an exception that no
+    handler sees (a kill) at ``kill_at``, a Ctrl-C at ``interrupt_at``."""
+
+    def measure():
+        return learner["sum"], {}
+
+    with run.training():
+        while run.going():
+            if run.due(every):
+                run.measure(measure)
+            if run.steps == kill_at:
+                raise RuntimeError("killed")
+            if run.steps == interrupt_at:
+                raise KeyboardInterrupt
+            learner["sum"] += learner["rng"].random() + np.random.random()
+            clock.now += 1
+            run.advance(1)
+    return measure
+
+
+def _fresh():
+    return {"rng": np.random.default_rng(3), "sum": 0.0}
+
+
+def _straight(tmp_path, clock):
+    np.random.seed(0)
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "straight", total=10)
+    learner = run.keep(_fresh(), {"seed": 1})
+    return run.finish(lambda: None, _learn(run, clock, learner, every=4), {}), learner
+
+
+def test_a_killed_run_resumes_from_its_last_measure_and_trains_what_it_would_have(tmp_path, clock):
+    straight, learned = _straight(tmp_path, clock)
+    np.random.seed(0)
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
+    with pytest.raises(RuntimeError, match="killed"):
+        _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4, kill_at=6)
+    np.random.seed(99)  # the process that resumes is another one
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
+    learner = run.keep(_fresh(), {"seed": 1}, resume=True)
+    assert run.steps == 4 and [p.steps for p in run.curve] == [0, 4]  # the save at the measure at 4
+    curve = run.finish(lambda: None, _learn(run, clock, learner, every=4), {})
+    assert curve == straight and learner["sum"] == learned["sum"]  # seconds too: the clock goes on
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [4]
+
+
+@pytest.mark.ctrl_c
+def test_a_run_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path, clock):
+    straight, learned = _straight(tmp_path, clock)
+    np.random.seed(0)
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
+    measure = _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4, interrupt_at=5)
+    with pytest.raises(Interrupted, match="after 5 of 10 decisions; results, and the state to resume from, in"):
+        run.finish(lambda: None, measure, {})
+    np.random.seed(99)
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
+    learner = run.keep(_fresh(), {"seed": 1}, resume=True)
+    curve = run.finish(lambda: None, _learn(run, clock, learner, every=4), {})
+    assert [p.steps for p in curve] == [0, 4, 5, 8, 10]  # the measure at the stop is kept
+    assert [p for p in curve if p.steps != 5] == straight and learner["sum"] == learned["sum"]
+    record = json.loads((tmp_path / "cut" / "run.json").read_text())
+    assert record["resumed"] == [5] and record["interrupted"] is False
+
+
+def test_resuming_a_different_run_is_refused_naming_each_difference(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    run.finish(lambda: None, _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4), {})
+    again = Run("test learner", GoofspielRules(num_cards=4), tmp_path, total=12)
+    with pytest.raises(ValueError, match=r"cannot resume the run saved in .*: it differs from this one in") as info:
+        again.keep(_fresh(), {"seed": 2}, resume=True)
+    for difference in ("seed 1 (here 2)", "steps 10 (here 12)", '"num_cards": 3', '"num_cards": 4'):
+        assert difference in str(info.value)
+
+
+def test_resuming_where_nothing_is_saved_trains_from_the_start(tmp_path, clock):
+    straight, _ = _straight(tmp_path, clock)
+    np.random.seed(0)
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "empty", total=10)
+    learner = _fresh()
+    assert run.keep(learner, {"seed": 1}, resume=True) is learner and run.steps == 0
+    assert run.finish(lambda: None, _learn(run, clock, learner, every=4), {}) == straight
+    assert json.loads((tmp_path / "empty" / "run.json").read_text())["resumed"] == []
+
+
+def test_a_damaged_state_is_refused_naming_the_file(tmp_path, clock):
+    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    run.finish(lambda: None, _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4), {})
+    state = tmp_path / run_module.STATE
+    state.write_bytes(state.read_bytes()[:-20])  # the learner's record cut short
+    again = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    with pytest.raises(ValueError, match=r"state.pkl cannot be read \(.*Error"):
+        again.keep(_fresh(), {"seed": 1}, resume=True)

@@ -617,12 +617,15 @@ def train_critic_mmd(
     progress: bool = True,
     seconds: float | None = None,
     device: str = "auto",
+    resume: bool = False,
 ) -> list[Point]:
     """Train a policy network by self-play MMD with a Q critic (module docstring) on
     ``rules`` (a game with a batched env) for ``steps`` decisions or ``seconds`` of
     training, measuring the policy network's exact exploitability every ``eval_every``
     decisions where the game declares a measure. Saves the policy network to ``out``
-    (``NetworkAgent.load(out)``) and returns the curve."""
+    (``NetworkAgent.load(out)``) and returns the curve. The learner's state is saved in
+    ``out`` too (:meth:`~hiddenhand.training.run.Run.keep`): ``resume`` goes on with the
+    run saved there."""
     import torch
 
     torch.set_num_threads(1)
@@ -631,8 +634,9 @@ def train_critic_mmd(
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     s = settings or settings_for_rules(rules)
-    learner = CriticMMD(rules, s, seed, device)
     run = Run(f"self-play MMD with a critic on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
+    identity = {"settings": asdict(s), "seed": seed, "device": device}
+    learner = run.keep(CriticMMD(rules, s, seed, device), identity, resume)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, learner.agent()), {}

@@ -11,6 +11,10 @@ one signature::
     train(rules, *, steps, out, seed=0, eval_every=..., settings=None, progress=True,
           seconds=None, device="auto") -> list[Point]
 
+and a learner declared with ``resumes`` takes ``resume=False`` too: it saves its state as it
+trains (:meth:`~hiddenhand.training.run.Run.keep`) and, with ``resume``, goes on with the run
+saved in ``out``.
+
 ``settings`` is a frozen dataclass, the learner's own; ``None`` is the learner's settings for
 ``rules`` (:meth:`Learner.settings_for`: tuned per game where a game needs its own). Each of
 its fields is a command-line option (``--exploration``), whose help is the field's docstring
@@ -46,7 +50,8 @@ class Learner:
     the games it can learn; ``network`` says it trains a torch network (it takes
     ``--device``); ``requires`` names a module it needs that the base install lacks (``"ray"``:
     the ``[ray]`` extra), so that the benchmark refuses a budget that trains it where the
-    module is missing."""
+    module is missing; ``resumes`` says its train function takes ``resume`` (module
+    docstring)."""
 
     name: str
     summary: str
@@ -59,6 +64,7 @@ class Learner:
     plays: Callable[[Game], bool] = lambda game: True
     network: bool = False
     requires: str = ""
+    resumes: bool = False
 
     def settings_for(self, rules):
         """The settings this learner trains with on ``rules`` unless given others."""
@@ -168,6 +174,7 @@ for _declared in (
         eval_every=200_000,
         plays=_batched,
         network=True,
+        resumes=True,
     ),
     Learner(
         "ppo-selfplay",

@@ -22,6 +22,12 @@ its update, a learner here writes its update and its settings and hands the rest
    Ctrl-C skips only the measure), writes ``run.json`` and, after a Ctrl-C or SIGTERM,
    raises :class:`~hiddenhand.interrupt.Interrupted` carrying the curve.
 
+A learner whose whole state pickles (its networks, optimisers, generators and the games in
+progress) hands it to :meth:`Run.keep`, which writes it to ``state.pkl`` after every measure
+and when the run stops, and which, asked to resume, puts back the one saved there: a run cut
+by Ctrl-C, SIGTERM, a kill or a restarted machine goes on from its last save and, from a
+save at a measure, trains exactly what it would have trained uncut.
+
 Every run's curve is a list of :class:`Point`: what was done (``steps``: decisions, or
 iterations for CFR), the training seconds, the exploitability (NashConv divided by the
 number of players) and the mean return against each heuristic the run measured.
@@ -36,18 +42,20 @@ import hashlib
 import importlib
 import io
 import json
+import pickle
 import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
 from hiddenhand.devices import machine
 from hiddenhand.files import atomic_write, check_writable
+from hiddenhand.global_rngs import global_states, set_global_states
 from hiddenhand.interrupt import STOPPED_BY, HeldCtrlC, Interrupted, held_ctrl_c
 from hiddenhand.training import plots
 
@@ -66,6 +74,11 @@ class Point:
 
 Measure = Callable[[], tuple[float | None, dict[str, float]]]
 """What a run measures: the exploitability (or ``None``) and the returns against heuristics."""
+
+STATE = "state.pkl"
+"""The file in a run's output directory that holds what :meth:`Run.keep` saves."""
+
+Kept = TypeVar("Kept")
 
 
 def exact_measure(declared, rules, agent) -> float | None:
@@ -126,6 +139,9 @@ class Run:
         self._bar: Any = None
         self._ctrl_c: HeldCtrlC | None = None  # Ctrl-C as a flag, while the training block runs
         self._measure_cut = False  # a Ctrl-C stopped a measure: finish does not start it again
+        self._kept: Any = None  # the learner whose state is saved (keep), and what the run is
+        self._identity: dict[str, Any] = {}
+        self.resumed: list[int] = []  # the steps at which the run was resumed
 
     @property
     def seconds(self) -> float:
@@ -177,6 +193,7 @@ class Run:
         self.curve.append(Point(self.steps, self._seconds, exploitability, dict(against)))
         self.details.append(self._details() if self._details else {})
         write_curve(self.out, self.curve, self.title, self.unit)
+        self._save_state()
         if self._bar is not None and exploitability is not None:
             self._bar.set_postfix(exploitability=f"{exploitability:.4g}")
         self._since = time.perf_counter()
@@ -199,7 +216,8 @@ class Run:
         the same way."""
         # Ctrl-C is a flag before the bar shows: once a user sees the bar, it is.
         with held_ctrl_c(raise_after=False, sigterm=True) as self._ctrl_c:
-            with tqdm(total=self.total, desc=self.title, disable=not self.progress, unit=self.unit) as bar:
+            bar = tqdm(total=self.total, initial=self.steps, desc=self.title, disable=not self.progress, unit=self.unit)
+            with bar:
                 self._bar = bar
                 try:
                     yield
@@ -226,14 +244,18 @@ class Run:
             save()
             current = self._measure_cut or (self.curve and self.curve[-1].steps == self.steps)
             terminated = self.interrupted and self.stopped_by == signal.SIGTERM
+            measured = None
             if measure is not None and not current and not terminated:
-                _, skipped = ctrl_c.unless_interrupted(lambda: self.measure(measure))
+                measured, skipped = ctrl_c.unless_interrupted(lambda: self.measure(measure))
                 if skipped and not self.interrupted:
                     self.interrupted, self.stopped_by = True, ctrl_c.signum
+            if measured is None:  # a measure saves the state itself
+                self._save_state()
             self._stop()
             info = {"game": record.pop("game", None) or self.rules.name, "params": self.rules.params}
             info |= {"learner": self.learner, **record, "unit": self.unit, "steps": self.steps, "games": self.games}
-            info |= {"seconds": self._seconds, "interrupted": self.interrupted, "code": code_version()}
+            info |= {"seconds": self._seconds, "interrupted": self.interrupted, "resumed": self.resumed}
+            info["code"] = code_version()
             info["machine"] = machine()
             with atomic_write(self.out / "run.json", "w") as handle:
                 points = [asdict(p) | more for p, more in zip(self.curve, self.details)]
@@ -241,16 +263,84 @@ class Run:
             if self.interrupted:
                 done = f"after {self.steps} of {self.total} {self.unit}s" if self.steps else "before any training"
                 kept = "results" if self.steps else "the untrained policy and run.json"
+                if self._kept is not None:
+                    kept += ", and the state to resume from,"
                 by = STOPPED_BY[self.stopped_by]
                 raise Interrupted(
                     f"{self.learner} stopped by {by} {done}; {kept} in {self.out}", self.curve, self.stopped_by
                 )
         return self.curve
 
+    def keep(self, learner: Kept, identity: dict[str, Any], resume: bool = False) -> Kept:
+        """Save ``learner`` (pickled whole, with the global generators' states and the run's
+        count, clock and curve) to ``state.pkl`` in the output directory after every measure
+        and when the run stops; return the learner to train. That is ``learner`` itself,
+        unless ``resume`` is set and the directory holds a saved state: then it is the saved
+        learner, the run goes on from where the save left it, and the steps at which it went
+        on are recorded (``resumed`` in ``run.json``). ``identity`` is what else makes the
+        run the one it is (its settings, seed, device): a saved run that differs from this
+        one in any of it, in its game, budget or learner, or in the code that trains
+        (:func:`code_version`) is refused with a ``ValueError`` naming each difference.
+        Without a saved state, ``resume`` trains from the start. Call it before training.
+
+        The file is a pickle, read back only by ``resume``: resume runs of your own. The
+        run's identity is its first record and is compared before the learner is read, so
+        that a state saved by other code is refused rather than half read."""
+        self._kept = learner
+        self._identity = json.loads(json.dumps(identity | self._what()))
+        path = self.out / STATE
+        if not resume or not path.exists():
+            return learner
+        try:
+            with open(path, "rb") as handle:
+                same = pickle.load(handle)
+                differences = [
+                    f"{name} {_shown(same.get(name))} (here {_shown(value)})"
+                    for name, value in self._identity.items()
+                    if same.get(name) != value
+                ]
+                if differences:
+                    raise ValueError(
+                        f"cannot resume the run saved in {self.out}: it differs from this one in "
+                        + "; ".join(differences)
+                    )
+                saved = pickle.load(handle)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, KeyError, TypeError) as err:
+            raise ValueError(f"cannot resume the run saved in {self.out}: {path} cannot be read ({err!r})") from None
+        self._kept = saved["learner"]
+        set_global_states(saved["generators"])
+        for name, value in saved["run"].items():
+            setattr(self, name, value)
+        self.resumed.append(self.steps)
+        if self.progress:
+            print(f"resuming the run saved in {self.out} after {self.steps} {self.unit}s", file=sys.stderr)
+        return self._kept
+
+    def _what(self) -> dict[str, Any]:
+        """What makes a run the run it is, beyond a learner's own ``identity`` (:meth:`keep`)."""
+        what = {"learner": self.learner, "game": self.rules.name, "params": self.rules.params, "unit": self.unit}
+        return what | {"steps": self.total, "seconds": self.budget, "code": code_version()}
+
+    def _save_state(self) -> None:
+        """Write what :meth:`keep` holds, with the clock stopped; nothing where it holds nothing."""
+        if self._kept is None:
+            return
+        fields = ("steps", "games", "_seconds", "curve", "details", "_next_measure", "resumed")
+        run = {name: getattr(self, name) for name in fields}
+        state = {"run": run, "generators": global_states(), "learner": self._kept}
+        with atomic_write(self.out / STATE, "wb") as handle:
+            for record in (self._identity, state):
+                pickle.dump(record, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
     def _stop(self) -> None:
         if self._since is not None:
             self._seconds += time.perf_counter() - self._since
             self._since = None
+
+
+def _shown(value: Any) -> str:
+    """A recorded value as a message shows it: JSON, as ``run.json`` has it."""
+    return json.dumps(value)
 
 
 def finished(out: str | Path, rules, seed: int, total: int, settings: Any = None) -> list[Point] | None:
@@ -364,6 +454,7 @@ __all__ = [
     "Measure",
     "Point",
     "Run",
+    "STATE",
     "code_version",
     "curve_figure",
     "exact_measure",

@@ -80,6 +80,15 @@ def _add_run_options(p: argparse.ArgumentParser, learner) -> None:
             help="where the network trains: auto (a GPU when torch sees one, else the CPU; the default), cpu or "
             "cuda; run.json names the device used",
         )
+    if learner.resumes:
+        p.add_argument(
+            "--resume",
+            action="store_true",
+            help="go on with the run saved in OUT (its state.pkl, written after every measure and when a run stops: "
+            "Ctrl-C, SIGTERM, a kill or a restart lose at most what came after the last measure) instead of "
+            "starting again; the command must be the one that started it (same game, settings, seed, steps, "
+            "device). Without a saved run it trains from the start. state.pkl is a pickle: resume runs of your own",
+        )
 
 
 def _add_settings(p: argparse.ArgumentParser, learner, game: str) -> None:
@@ -165,6 +174,7 @@ def run_learner(args: argparse.Namespace) -> int:
         settings=settings,
         seconds=args.seconds,
         device=getattr(args, "device", "auto"),
+        **({"resume": args.resume} if learner.resumes else {}),
     )
     print(summary(learner, rules, curve, args.out))
     return 0
