@@ -634,9 +634,9 @@ def train_critic_mmd(
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     s = settings or settings_for_rules(rules)
+    learner = CriticMMD(rules, s, seed, device)
     run = Run(f"self-play MMD with a critic on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
-    identity = {"settings": asdict(s), "seed": seed, "device": device}
-    learner = run.keep(CriticMMD(rules, s, seed, device), identity, resume)
+    learner = run.keep(learner, {"settings": asdict(s), "seed": seed, "device": device}, resume)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, learner.agent()), {}
