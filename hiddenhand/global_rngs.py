@@ -44,7 +44,8 @@ def set_global_states(states: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def keeping_global_rngs():
-    """Restore Python's, numpy's and torch's global generators afterwards."""
+    """Restore Python's, numpy's and torch's global generators afterwards (torch's CUDA ones
+    too, where CUDA has started)."""
     import torch  # noqa: F401  (imported, so that its generator is kept too)
 
     states = global_states()

@@ -220,7 +220,7 @@ def test_a_pool_run_stopped_by_ctrl_c_stops_the_runs_after_it(monkeypatch):
 
     monkeypatch.setattr(runs, "train_learner", interrupted)
     monkeypatch.setattr(runs, "_stopped", threading.Event())
-    arguments = ("mmd", None, 10, Path("out"), 0, 10, False)
+    arguments = ("mmd", None, 10, Path("out"), 0, 10, False, False)
     with pytest.raises(Interrupted, match="stopped"):
         runs._pool_run(*arguments)
     assert runs._stopped.is_set()
@@ -246,7 +246,7 @@ def test_a_pool_process_hears_ctrl_c_between_runs_and_starts_none_after_it(monke
     handlers[signal.SIGINT](signal.SIGINT, None)  # returns: the process lives on
     assert not stopped.is_set()  # set by the next run asked for, not inside the handler
     with pytest.raises(Interrupted, match="not started, the benchmark stopped"):
-        runs._pool_run("mmd", None, 10, Path("out"), 0, 10, False)
+        runs._pool_run("mmd", None, 10, Path("out"), 0, 10, False, False)
     assert stopped.is_set()
 
 
@@ -483,7 +483,8 @@ def test_the_pool_starts_every_configurations_runs_at_once_the_longest_first(tmp
         def __init__(self, workers, mp_context, **initializer):
             assert workers == 2
 
-        def submit(self, function, method, rules, steps, out, seed, eval_every, progress):
+        def submit(self, function, method, rules, steps, out, seed, eval_every, progress, resume):
+            assert resume is True  # a cut run goes on where its learner resumes
             submitted.append((out.parent.parent.name, method, steps))
             future = Future()
             future.set_result([Point(steps, 1.0, 0.5)])
@@ -515,3 +516,34 @@ def test_the_pool_starts_every_configurations_runs_at_once_the_longest_first(tmp
     ]
     learning.close()
     assert submitted[-1] == "shut down"
+
+
+def test_with_resume_a_cut_run_of_a_learner_that_resumes_goes_on_and_another_runs_state_is_trained_over(
+    tmp_path, monkeypatch
+):
+    """``resume`` reads back finished runs, and a run cut in the middle (here killed after
+    its measure at 2,048 decisions) goes on from its saved state and ends where the uncut
+    run ends; a state saved by another run (another seed) is not resumed: that run trains
+    from the start."""
+    from hiddenhand.registry import get
+    from hiddenhand.training.critic_mmd import CriticMMD
+
+    rules = get("goofspiel").rules(num_cards=3, observation="markov")
+    straight = runs.train_learner("mmd-critic", rules, 4096, tmp_path / "straight", 0, 2048, False)
+    update = CriticMMD.update
+
+    def killed(learner, left=1.0):
+        if learner.updates == 1:
+            raise RuntimeError("killed")
+        return update(learner, left)
+
+    monkeypatch.setattr(CriticMMD, "update", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        runs.train_learner("mmd-critic", rules, 4096, tmp_path / "cut", 0, 2048, False)
+    monkeypatch.setattr(CriticMMD, "update", update)
+    resumed = runs.train_learner("mmd-critic", rules, 4096, tmp_path / "cut", 0, 2048, False, True)
+    assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [2048]
+    other = runs.train_learner("mmd-critic", rules, 4096, tmp_path / "cut", 1, 2048, False, True)
+    record = json.loads((tmp_path / "cut" / "run.json").read_text())
+    assert record["resumed"] == [] and record["seed"] == 1 and other[0].steps == 0

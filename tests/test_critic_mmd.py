@@ -386,23 +386,75 @@ def test_a_killed_run_resumes_and_trains_the_network_an_uncut_run_trains(name, t
     resumed = train_critic_mmd(rules, out=tmp_path / "cut", resume=True, **run)
     assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [512]
-    weights = [NetworkAgent.load(tmp_path / kind).members[0].state_dict for kind in ("straight", "cut")]
+    _assert_same_network(tmp_path / "straight", tmp_path / "cut")
+
+
+@pytest.mark.ctrl_c
+def test_a_run_stopped_by_ctrl_c_resumes_and_trains_the_network_an_uncut_run_trains(tmp_path, monkeypatch):
+    """Ctrl-C ends the run after the update it came in (saved, then measured there); the
+    resumed run goes on from that update and ends with the uncut run's network, its curve
+    the uncut one's with the point measured at the stop."""
+    import os
+    import signal
+
+    from hiddenhand.interrupt import Interrupted
+
+    rules = get("goofspiel").rules(**SMALL["goofspiel"])
+    run = dict(steps=2048, eval_every=512, settings=replace(CriticSettings(), **TINY), progress=False, seed=3)
+    straight = train_critic_mmd(rules, out=tmp_path / "straight", **run)
+    update = CriticMMD.update
+
+    def pressed(learner, left=1.0):
+        if learner.updates == 4:  # 1,024 decisions: the update goes on, then the run stops at 1,280
+            os.kill(os.getpid(), signal.SIGINT)
+        return update(learner, left)
+
+    monkeypatch.setattr(CriticMMD, "update", pressed)
+    with pytest.raises(Interrupted, match="after 1280 of 2048 decisions"):
+        train_critic_mmd(rules, out=tmp_path / "cut", **run)
+    monkeypatch.setattr(CriticMMD, "update", update)
+    resumed = train_critic_mmd(rules, out=tmp_path / "cut", resume=True, **run)
+    assert [p.steps for p in resumed] == [0, 512, 1024, 1280, 1536, 2048]
+    kept = [(p.steps, p.exploitability) for p in resumed if p.steps != 1280]
+    assert kept == [(p.steps, p.exploitability) for p in straight]
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [1280]
+    _assert_same_network(tmp_path / "straight", tmp_path / "cut")
+
+
+def _assert_same_network(one, other):
+    weights = [NetworkAgent.load(path).members[0].state_dict for path in (one, other)]
     assert weights[0].keys() == weights[1].keys()
     assert all(weights[0][k].equal(weights[1][k]) for k in weights[0])
 
 
-def test_the_command_resumes_a_run_and_refuses_another_one(tmp_path, capsys):
+def test_the_command_resumes_a_cut_run_and_no_other(tmp_path, capsys, monkeypatch):
+    """``--resume`` goes on with a run cut in OUT; without it the command refuses to start
+    another run over it, and with it a different command is refused naming what differs."""
     from hiddenhand.cli import main
 
     out = str(tmp_path / "run")
     argv = ["train", "mmd-critic", "goofspiel", "--cards", "3", "--observation", "markov", "--games", "16"]
-    argv += ["--batch", "256", "--steps", "512", "--eval-every", "256", "--out", out]
-    assert main(argv) == 0
-    assert main([*argv, "--resume"]) == 0  # nothing left to train: the record is written again
+    argv += ["--batch", "256", "--steps", "1024", "--eval-every", "512", "--out", out]
+    update = CriticMMD.update
+
+    def killed(learner, left=1.0):
+        if learner.updates == 3:
+            raise RuntimeError("killed")
+        return update(learner, left)
+
+    monkeypatch.setattr(CriticMMD, "update", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        main(argv)
+    monkeypatch.setattr(CriticMMD, "update", update)
+    for again, message in (
+        (argv, "holds a run cut after 512 of 1024 decisions (state.pkl): add --resume to go on with it"),
+        ([*argv, "--resume", "--seed", "1", "--batch", "512"], "seed 0 (here 1)"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            main(again)
+        assert info.value.code == 2 and message in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0
+    assert "resuming the run saved in" in capsys.readouterr().err
     record = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert record["resumed"] == [512] and record["steps"] == 512
-    with pytest.raises(SystemExit) as info:
-        main([*argv, "--resume", "--seed", "1", "--batch", "512"])
-    assert info.value.code == 2
-    error = capsys.readouterr().err
-    assert "cannot resume the run saved in" in error and "seed 0 (here 1)" in error and '"batch": 512' in error
+    assert record["resumed"] == [512] and record["steps"] == 1024
+    assert main(argv) == 0  # a run that finished may be trained over

@@ -5,6 +5,7 @@ leaves measures out, the measuring cadence, the curve and run record on disk, an
 import csv
 import json
 import os
+import pickle
 import signal
 from types import SimpleNamespace
 
@@ -14,7 +15,7 @@ import pytest
 from hiddenhand.envs.goofspiel import GoofspielRules
 from hiddenhand.interrupt import Interrupted
 from hiddenhand.training import run as run_module
-from hiddenhand.training.run import Point, Run
+from hiddenhand.training.run import NotResumable, Point, Run
 
 
 @pytest.fixture
@@ -141,22 +142,29 @@ def test_a_ctrl_c_during_the_save_is_held_and_skips_only_the_final_measure(tmp_p
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def _learn(run, clock, learner, every, kill_at=None, interrupt_at=None):
+def _learn(run, clock, learner, every, stop=None, at=None):
     """A learner's loop over a state that draws from its own generator and numpy's global
-    one: a measure (the sum drawn so far) when due, then a step; an exception that no
-    handler sees (a kill) at ``kill_at``, a Ctrl-C at ``interrupt_at``."""
+    one: a measure (the sum drawn so far) when due, then a step. At step ``at``, ``stop``:
+    ``"kill"`` raises an exception no handler sees (a kill), ``"raise"`` a
+    ``KeyboardInterrupt`` from inside the step (a library's), ``"ctrl-c"`` and ``"sigterm"``
+    send the signal (the loop then ends after the step), and ``"measure"`` sends Ctrl-C
+    during that step's measure."""
 
     def measure():
+        if stop == "measure" and run.steps == at:
+            os.kill(os.getpid(), signal.SIGINT)
         return learner["sum"], {}
 
     with run.training():
         while run.going():
             if run.due(every):
                 run.measure(measure)
-            if run.steps == kill_at:
-                raise RuntimeError("killed")
-            if run.steps == interrupt_at:
-                raise KeyboardInterrupt
+            if run.steps == at and stop in ("kill", "raise", "ctrl-c", "sigterm"):
+                if stop == "kill":
+                    raise RuntimeError("killed")
+                if stop == "raise":
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), signal.SIGINT if stop == "ctrl-c" else signal.SIGTERM)
             learner["sum"] += learner["rng"].random() + np.random.random()
             clock.now += 1
             run.advance(1)
@@ -167,71 +175,121 @@ def _fresh():
     return {"rng": np.random.default_rng(3), "sum": 0.0}
 
 
+def _rules():
+    return GoofspielRules(num_cards=3)
+
+
 def _straight(tmp_path, clock):
     np.random.seed(0)
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "straight", total=10)
+    run = Run("test learner", _rules(), tmp_path / "straight", total=10)
     learner = run.keep(_fresh(), {"seed": 1})
     return run.finish(lambda: None, _learn(run, clock, learner, every=4), {}), learner
 
 
-def test_a_killed_run_resumes_from_its_last_measure_and_trains_what_it_would_have(tmp_path, clock):
-    straight, learned = _straight(tmp_path, clock)
+def _cut_and_resumed(tmp_path, clock, stop, at):
+    """A run cut by ``stop`` at step ``at`` (:func:`_learn`), then resumed by another process
+    (numpy's global generator elsewhere); the resumed curve and learner."""
     np.random.seed(0)
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
-    with pytest.raises(RuntimeError, match="killed"):
-        _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4, kill_at=6)
-    np.random.seed(99)  # the process that resumes is another one
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
+    run = Run("test learner", _rules(), tmp_path / "cut", total=10)
+    learner = run.keep(_fresh(), {"seed": 1})
+    if stop == "kill":
+        with pytest.raises(RuntimeError, match="killed"):
+            _learn(run, clock, learner, every=4, stop=stop, at=at)
+    else:
+        measure = _learn(run, clock, learner, every=4, stop=stop, at=at)
+        with pytest.raises(Interrupted, match="; results, and the state to resume from, in"):
+            run.finish(lambda: None, measure, {})
+    np.random.seed(99)
+    run = Run("test learner", _rules(), tmp_path / "cut", total=10)
     learner = run.keep(_fresh(), {"seed": 1}, resume=True)
-    assert run.steps == 4 and [p.steps for p in run.curve] == [0, 4]  # the save at the measure at 4
-    curve = run.finish(lambda: None, _learn(run, clock, learner, every=4), {})
-    assert curve == straight and learner["sum"] == learned["sum"]  # seconds too: the clock goes on
-    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [4]
+    return run.finish(lambda: None, _learn(run, clock, learner, every=4), {}), learner
 
 
 @pytest.mark.ctrl_c
-def test_a_run_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path, clock):
+@pytest.mark.parametrize(
+    "stop, at, resumed_at, extra",
+    [
+        ("kill", 6, 4, None),  # from the save at the last measure
+        ("raise", 5, 4, None),  # the step it broke into may be torn: the same
+        ("sigterm", 5, 6, None),  # from where it stopped, after the step; no measure there
+        ("ctrl-c", 5, 6, 6),  # from where it stopped, measured there
+        ("measure", 8, 8, None),  # the measure cut is taken first
+    ],
+)
+def test_a_cut_run_resumes_and_trains_what_the_uncut_run_trains(tmp_path, clock, stop, at, resumed_at, extra):
     straight, learned = _straight(tmp_path, clock)
-    np.random.seed(0)
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
-    measure = _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4, interrupt_at=5)
-    with pytest.raises(Interrupted, match="after 5 of 10 decisions; results, and the state to resume from, in"):
-        run.finish(lambda: None, measure, {})
-    np.random.seed(99)
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "cut", total=10)
-    learner = run.keep(_fresh(), {"seed": 1}, resume=True)
-    curve = run.finish(lambda: None, _learn(run, clock, learner, every=4), {})
-    assert [p.steps for p in curve] == [0, 4, 5, 8, 10]  # the measure at the stop is kept
-    assert [p for p in curve if p.steps != 5] == straight and learner["sum"] == learned["sum"]
+    curve, learner = _cut_and_resumed(tmp_path, clock, stop, at)
+    assert [p for p in curve if p.steps != extra] == straight  # seconds too: the clock goes on
+    assert [p.steps for p in curve] == sorted({0, 4, 8, 10} | ({extra} if extra else set()))
+    assert learner["sum"] == learned["sum"]
     record = json.loads((tmp_path / "cut" / "run.json").read_text())
-    assert record["resumed"] == [5] and record["interrupted"] is False
+    assert record["resumed"] == [resumed_at] and record["interrupted"] is False
 
 
 def test_resuming_a_different_run_is_refused_naming_each_difference(tmp_path, clock):
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    run = Run("test learner", _rules(), tmp_path, total=10)
     run.finish(lambda: None, _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4), {})
     again = Run("test learner", GoofspielRules(num_cards=4), tmp_path, total=12)
-    with pytest.raises(ValueError, match=r"cannot resume the run saved in .*: it differs from this one in") as info:
+    with pytest.raises(NotResumable, match=r"cannot resume the run saved in .*: it differs from this one in") as info:
         again.keep(_fresh(), {"seed": 2}, resume=True)
     for difference in ("seed 1 (here 2)", "steps 10 (here 12)", '"num_cards": 3', '"num_cards": 4'):
         assert difference in str(info.value)
+    assert "(code:" not in str(info.value)
+
+
+def test_a_state_saved_by_other_code_is_refused_before_its_learner_is_read(tmp_path, clock, monkeypatch):
+    run = Run("test learner", _rules(), tmp_path, total=10)
+    run.finish(lambda: None, _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4), {})
+    monkeypatch.setattr(run_module, "code_version", lambda: "0123456789abcdef")
+    monkeypatch.setattr(pickle, "load", _read_only_the_header(pickle.load))
+    with pytest.raises(NotResumable, match='code "[0-9a-f]{16}" \\(here "0123456789abcdef"\\)') as info:
+        Run("test learner", _rules(), tmp_path, total=10).keep(_fresh(), {"seed": 1}, resume=True)
+    assert "resume with the hiddenhand that started the run" in str(info.value)
+
+
+def _read_only_the_header(load):
+    reads = []
+
+    def once(handle):
+        reads.append(handle)
+        if len(reads) > 1:
+            pytest.fail("the learner was read")
+        return load(handle)
+
+    return once
 
 
 def test_resuming_where_nothing_is_saved_trains_from_the_start(tmp_path, clock):
     straight, _ = _straight(tmp_path, clock)
     np.random.seed(0)
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path / "empty", total=10)
+    run = Run("test learner", _rules(), tmp_path / "empty", total=10)
     learner = _fresh()
     assert run.keep(learner, {"seed": 1}, resume=True) is learner and run.steps == 0
     assert run.finish(lambda: None, _learn(run, clock, learner, every=4), {}) == straight
     assert json.loads((tmp_path / "empty" / "run.json").read_text())["resumed"] == []
 
 
+def test_what_is_saved_says_how_far_the_run_came(tmp_path, clock):
+    assert run_module.saved(tmp_path) is None
+    run = Run("test learner", _rules(), tmp_path, total=10)
+    with pytest.raises(RuntimeError, match="killed"):
+        _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4, stop="kill", at=6)
+    header = run_module.saved(tmp_path)
+    assert header["steps"] == 4 and header["identity"]["steps"] == 10 and header["finished"] is False
+    run = Run("test learner", _rules(), tmp_path, total=10, seconds=3)  # a budget of seconds ends it
+    run.finish(lambda: None, _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4), {})
+    header = run_module.saved(tmp_path)
+    assert header["steps"] == 3 and header["finished"] is True
+
+
 def test_a_damaged_state_is_refused_naming_the_file(tmp_path, clock):
-    run = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
+    run = Run("test learner", _rules(), tmp_path, total=10)
     run.finish(lambda: None, _learn(run, clock, run.keep(_fresh(), {"seed": 1}), every=4), {})
     state = tmp_path / run_module.STATE
     state.write_bytes(state.read_bytes()[:-20])  # the learner's record cut short
-    again = Run("test learner", GoofspielRules(num_cards=3), tmp_path, total=10)
-    with pytest.raises(ValueError, match=r"state.pkl cannot be read \(.*Error"):
+    again = Run("test learner", _rules(), tmp_path, total=10)
+    with pytest.raises(NotResumable, match=r"state.pkl cannot be read \(.*Error"):
         again.keep(_fresh(), {"seed": 1}, resume=True)
+    state.write_bytes(b"not a pickle")
+    with pytest.raises(NotResumable, match=r"state.pkl cannot be read$"):
+        Run("test learner", _rules(), tmp_path, total=10).keep(_fresh(), {"seed": 1}, resume=True)

@@ -636,7 +636,8 @@ def train_critic_mmd(
     s = settings or settings_for_rules(rules)
     learner = CriticMMD(rules, s, seed, device)
     run = Run(f"self-play MMD with a critic on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
-    learner = run.keep(learner, {"settings": asdict(s), "seed": seed, "device": device}, resume)
+    identity = {"settings": asdict(s), "seed": seed, "device": device}
+    learner = run.keep(learner, identity, resume)
 
     def measure() -> tuple[float | None, dict]:
         return exact_measure(declared, rules, learner.agent()), {}
@@ -647,7 +648,7 @@ def train_critic_mmd(
                 run.measure(measure)
             run.advance(*learner.update(1 - run.spent()))
     targets = "expected" if learner.critic.model is not None else "sampled"
-    record = {"settings": asdict(s), "critic_targets": targets, "seed": seed, "device": device}
+    record = identity | {"critic_targets": targets}
     return run.finish(lambda: learner.agent().save(run.out), measure, record)
 
 

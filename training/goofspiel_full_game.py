@@ -52,7 +52,7 @@ def full_game(
         seed,
         budget.big_steps,
         resume,
-        lambda: train_learner(method, markov, budget.big_steps, path, seed, budget.big_steps, progress),
+        lambda: train_learner(method, markov, budget.big_steps, path, seed, budget.big_steps, progress, resume),
         learner_settings(method, markov),
     )
     agent = Translated(load(path, game, seed), rules.markov_observations)

@@ -81,6 +81,12 @@ STATE = "state.pkl"
 Kept = TypeVar("Kept")
 
 
+class NotResumable(ValueError):
+    """The state saved in a run's directory is not this run's to resume (another run's, other
+    code's, or a damaged file): :meth:`Run.keep` names why. A caller that would rather train
+    again from the start (the benchmark's ``resume``) catches it."""
+
+
 def exact_measure(declared, rules, agent) -> float | None:
     """``declared.exact_exploitability(rules, agent)`` with torch's thread count kept. The
     first parallel measure in a process starts numba's OpenMP threading layer, which sets
@@ -139,6 +145,7 @@ class Run:
         self._bar: Any = None
         self._ctrl_c: HeldCtrlC | None = None  # Ctrl-C as a flag, while the training block runs
         self._measure_cut = False  # a Ctrl-C stopped a measure: finish does not start it again
+        self._state_final = False  # state.pkl holds where a resumed run goes on: not written again
         self._kept: Any = None  # the learner whose state is saved (keep), and what the run is
         self._identity: dict[str, Any] = {}
         self.resumed: list[int] = []  # the steps at which the run was resumed
@@ -187,7 +194,10 @@ class Run:
             exploitability, against = measure()
         else:
             (exploitability, against), self._measure_cut = self._ctrl_c.unless_interrupted(measure, (None, {}))
-            if self._measure_cut:
+            if self._measure_cut:  # a resumed run goes on from here, measuring first
+                self._next_measure = self.steps
+                self._save_state()
+                self._state_final = True  # not the update the loop may still make before it ends
                 self._since = time.perf_counter()
                 return None
         self.curve.append(Point(self.steps, self._seconds, exploitability, dict(against)))
@@ -223,6 +233,7 @@ class Run:
                     yield
                 except KeyboardInterrupt:
                     self._ctrl_c.pressed = True
+                    self._state_final = True  # raised inside an update, perhaps: the last save stands
                 finally:
                     self._bar = None
                 self.interrupted, self.stopped_by = self._ctrl_c.pressed, self._ctrl_c.signum
@@ -280,41 +291,60 @@ class Run:
         on are recorded (``resumed`` in ``run.json``). ``identity`` is what else makes the
         run the one it is (its settings, seed, device): a saved run that differs from this
         one in any of it, in its game, budget or learner, or in the code that trains
-        (:func:`code_version`) is refused with a ``ValueError`` naming each difference.
-        Without a saved state, ``resume`` trains from the start. Call it before training.
+        (:func:`code_version`), is refused with :class:`NotResumable` naming each difference,
+        as is a file that cannot be read. Without a saved state, ``resume`` trains from the
+        start. Call it before training.
 
-        The file is a pickle, read back only by ``resume``: resume runs of your own. The
-        run's identity is its first record and is compared before the learner is read, so
-        that a state saved by other code is refused rather than half read."""
+        The file is a pickle, read back only by ``resume``: resume runs of your own. Its
+        first record, the run's identity and count (:func:`saved`), is compared before the
+        learner is read, so that a state saved by other code is refused rather than half
+        read. A ``KeyboardInterrupt`` that reaches the training block from inside an update
+        (:meth:`training`) may leave the learner torn: the save at the last measure is then
+        kept. A measure that Ctrl-C cuts is saved as due, so that a resumed run takes it
+        first."""
         self._kept = learner
         self._identity = json.loads(json.dumps(identity | self._what()))
         path = self.out / STATE
-        if not resume or not path.exists():
-            return learner
+        if resume and path.exists():
+            learner = self._resumed(path)
+        elif resume and self.progress:
+            print(f"nothing saved in {self.out} to resume: training from the start", file=sys.stderr)
+        self._since = time.perf_counter()  # reading the state, and the code's digest, off the clock
+        return learner
+
+    def _resumed(self, path: Path) -> Any:
+        """The learner saved at ``path``, with the run's count, clock, curve and the global
+        generators put back as they were saved (:meth:`keep`)."""
+        header = saved(self.out)
+        if header is None:
+            raise NotResumable(f"cannot resume the run saved in {self.out}: {path} cannot be read")
+        differences = [
+            f"{name} {_as_recorded(header['identity'].get(name))} (here {_as_recorded(value)})"
+            for name, value in self._identity.items()
+            if header["identity"].get(name) != value
+        ]
+        if differences:
+            code = " (code: the digest of the sources that train; resume with the hiddenhand that started the run)"
+            raise NotResumable(
+                f"cannot resume the run saved in {self.out}: it differs from this one in "
+                + "; ".join(differences)
+                + (code if header["identity"].get("code") != self._identity["code"] else "")
+            )
         try:
             with open(path, "rb") as handle:
-                same = pickle.load(handle)
-                differences = [
-                    f"{name} {_shown(same.get(name))} (here {_shown(value)})"
-                    for name, value in self._identity.items()
-                    if same.get(name) != value
-                ]
-                if differences:
-                    raise ValueError(
-                        f"cannot resume the run saved in {self.out}: it differs from this one in "
-                        + "; ".join(differences)
-                    )
-                saved = pickle.load(handle)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, KeyError, TypeError) as err:
-            raise ValueError(f"cannot resume the run saved in {self.out}: {path} cannot be read ({err!r})") from None
-        self._kept = saved["learner"]
-        set_global_states(saved["generators"])
-        for name, value in saved["run"].items():
-            setattr(self, name, value)
+                pickle.load(handle)  # the header, read above
+                state = pickle.load(handle)
+            learner, generators = state["learner"], state["generators"]
+            set_global_states(generators)
+            for name, value in state["run"].items():
+                setattr(self, name, value)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, KeyError, TypeError, ValueError) as err:
+            raise NotResumable(f"cannot resume the run saved in {self.out}: {path} cannot be read ({err!r})") from None
+        self._kept = learner
         self.resumed.append(self.steps)
         if self.progress:
             print(f"resuming the run saved in {self.out} after {self.steps} {self.unit}s", file=sys.stderr)
-        return self._kept
+        return learner
 
     def _what(self) -> dict[str, Any]:
         """What makes a run the run it is, beyond a learner's own ``identity`` (:meth:`keep`)."""
@@ -322,14 +352,16 @@ class Run:
         return what | {"steps": self.total, "seconds": self.budget, "code": code_version()}
 
     def _save_state(self) -> None:
-        """Write what :meth:`keep` holds, with the clock stopped; nothing where it holds nothing."""
-        if self._kept is None:
+        """Write what :meth:`keep` holds, with the clock stopped; nothing where it holds nothing
+        or the state saved is where a resumed run must go on (:meth:`keep`)."""
+        if self._kept is None or self._state_final:
             return
         fields = ("steps", "games", "_seconds", "curve", "details", "_next_measure", "resumed")
         run = {name: getattr(self, name) for name in fields}
+        header = {"identity": self._identity, "steps": self.steps, "seconds": self._seconds}
         state = {"run": run, "generators": global_states(), "learner": self._kept}
         with atomic_write(self.out / STATE, "wb") as handle:
-            for record in (self._identity, state):
+            for record in (header, state):
                 pickle.dump(record, handle, protocol=pickle.HIGHEST_PROTOCOL)
 
     def _stop(self) -> None:
@@ -338,9 +370,27 @@ class Run:
             self._since = None
 
 
-def _shown(value: Any) -> str:
+def _as_recorded(value: Any) -> str:
     """A recorded value as a message shows it: JSON, as ``run.json`` has it."""
     return json.dumps(value)
+
+
+def saved(out: str | Path) -> dict[str, Any] | None:
+    """The first record of the state saved in ``out`` (:meth:`Run.keep`): ``identity``, what
+    makes the run the one it is (its ``steps`` and ``seconds`` are its budget), ``steps`` and
+    ``seconds``, how far it had come, and ``finished``, whether that is the end of its
+    budget; ``None`` where nothing is saved or the file cannot be read. Only this record is
+    read, not the learner."""
+    try:
+        with open(Path(out) / STATE, "rb") as handle:
+            header = pickle.load(handle)
+        budget = header["identity"]
+        ended = header["steps"] >= budget["steps"] or (
+            budget["seconds"] is not None and header["seconds"] >= budget["seconds"]
+        )
+        return header | {"finished": ended}
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, KeyError, TypeError, ValueError):
+        return None
 
 
 def finished(out: str | Path, rules, seed: int, total: int, settings: Any = None) -> list[Point] | None:
@@ -452,6 +502,7 @@ def curve_figure(curve: list[Point], title: str, unit: str = "decision"):
 
 __all__ = [
     "Measure",
+    "NotResumable",
     "Point",
     "Run",
     "STATE",
@@ -459,6 +510,7 @@ __all__ = [
     "curve_figure",
     "exact_measure",
     "finished",
+    "saved",
     "source_digest",
     "write_curve",
 ]

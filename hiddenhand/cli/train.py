@@ -85,9 +85,11 @@ def _add_run_options(p: argparse.ArgumentParser, learner) -> None:
             "--resume",
             action="store_true",
             help="go on with the run saved in OUT (its state.pkl, written after every measure and when a run stops: "
-            "Ctrl-C, SIGTERM, a kill or a restart lose at most what came after the last measure) instead of "
-            "starting again; the command must be the one that started it (same game, settings, seed, steps, "
-            "device). Without a saved run it trains from the start. state.pkl is a pickle: resume runs of your own",
+            "after Ctrl-C or SIGTERM it goes on where the run stopped, after a kill or a restarted machine from the "
+            "last measure) instead of starting again; the command must be the one that started it (same game, "
+            "settings, seed, steps, seconds, device, and the same hiddenhand), and a run cut in OUT is not started "
+            "again without it. Without a saved run it trains from the start. state.pkl is a pickle: resume runs of "
+            "your own",
         )
 
 
@@ -162,6 +164,8 @@ def run_learner(args: argparse.Namespace) -> int:
     learner = declared_learner(args.learner)
     rules = rules_from(args)
     check_output(args.out, "--out", "dir")
+    if learner.resumes and not args.resume:
+        _refuse_to_overwrite_a_cut_run(args.out, learner.unit)
     settings = learner.settings_for(rules)
     chosen = {name: getattr(args, name) for name in args.settings_given if getattr(args, name) is not None}
     settings = replace(settings, **chosen)
@@ -178,6 +182,20 @@ def run_learner(args: argparse.Namespace) -> int:
     )
     print(summary(learner, rules, curve, args.out))
     return 0
+
+
+def _refuse_to_overwrite_a_cut_run(out: str, unit: str) -> None:
+    """A run cut in ``out`` is hours of training, perhaps: starting another there without
+    ``--resume`` would write over its saved state at the first measure."""
+    from hiddenhand.training.run import STATE, saved
+
+    header = saved(out)
+    if header is not None and not header["finished"]:
+        total = header["identity"]["steps"]
+        raise ValueError(
+            f"--out {out} holds a run cut after {header['steps']} of {total} {unit}s ({STATE}): add --resume to go "
+            "on with it, or name another --out"
+        )
 
 
 def summary(learner, rules, curve, out: str) -> str:

@@ -29,7 +29,8 @@ report says of them: docs/benchmark.md.
 Ctrl-C stops the whole benchmark: the report is written with the sections that finished
 and a line saying where it was cut, and :class:`~hiddenhand.interrupt.Interrupted` is raised.
 Run again with ``resume``, it reads back the training runs that finished (the full budget
-takes hours, and a machine may not stay that long) and trains the rest. ``only`` runs a part
+takes hours, and a machine may not stay that long) and trains the rest, a cut run of a
+learner that saves its state going on from it. ``only`` runs a part
 of it (some games, or configurations by their directory names), where one cannot keep a
 machine as long as the whole takes: each part's report stands alone.
 
@@ -139,9 +140,10 @@ def run_benchmark(
     such as a solution file its learner also plays. ``resume``: read back every training run
     that already finished in ``out_dir`` (same rules, seed, length, learner settings
     (:func:`learner_settings`) and code (:func:`~hiddenhand.training.run.code_version`), not cut by Ctrl-C;
-    :func:`~hiddenhand.training.run.finished`) instead of training it again, so that a
-    benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped; the agents
-    are measured and played again, and the report counts the runs read back. ``only``: run
+    :func:`~hiddenhand.training.run.finished`) instead of training it again, and go on with
+    a cut run of a learner that saves its state from that state, so that a benchmark cut
+    short (Ctrl-C, a machine taken away) goes on where it stopped; the agents are measured
+    and played again, and the report counts the runs read back. ``only``: run
     just these games (by name) and configurations (by the directory name each writes under
     ``out_dir``, such as ``goofspiel_num_cards=8_observation=markov``), the report saying
     which (:func:`_chosen`)."""

@@ -26,17 +26,24 @@ from hiddenhand.interrupt import Interrupted
 from hiddenhand.registry import Benchmark, Game
 from hiddenhand.training.benchmark.budgets import Budget, learner_settings
 from hiddenhand.training.learners import learner
-from hiddenhand.training.run import Point, finished
+from hiddenhand.training.run import NotResumable, Point, finished
 
 
-def train_learner(method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+def train_learner(
+    method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool, resume: bool = False
+):
     """Train the declared learner ``method`` with :func:`~.budgets.learner_settings`; the curve
-    of :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``. Module-level, so
-    that a process pool can run it."""
-    settings = learner_settings(method, rules)
-    return learner(method).run(
-        rules, steps=steps, out=out, seed=seed, eval_every=eval_every, settings=settings, progress=progress
-    )
+    of :class:`~hiddenhand.training.run.Point`, the agent saved in ``out``. With ``resume``,
+    a learner that resumes goes on with the run cut in ``out`` where it is this run (else it
+    trains from the start). Module-level, so that a process pool can run it."""
+    declared = learner(method)
+    run = dict(steps=steps, out=out, seed=seed, eval_every=eval_every, settings=learner_settings(method, rules))
+    if resume and declared.resumes:
+        try:
+            return declared.run(rules, progress=progress, resume=True, **run)
+        except NotResumable:  # another run's state (other settings or code): this run starts afresh
+            pass
+    return declared.run(rules, progress=progress, **run)
 
 
 _stopped: Any = None
@@ -62,7 +69,7 @@ def _hear_ctrl_c(signum, frame) -> None:
     _heard_ctrl_c = True  # not the event's set(): its lock may be held where the signal came
 
 
-def _pool_run(method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool):
+def _pool_run(method: str, rules, steps: int, out: Path, seed: int, eval_every: int, progress: bool, resume: bool):
     """:func:`train_learner` in a pool process, unless the benchmark has stopped: the pool
     hands a process its next run before the present one ends, where cancelling the futures
     cannot reach it, so a process would otherwise train a whole run after a Ctrl-C while the
@@ -74,7 +81,7 @@ def _pool_run(method: str, rules, steps: int, out: Path, seed: int, eval_every: 
     if _stopped.is_set():
         raise Interrupted(f"{method} into {out}: not started, the benchmark stopped")
     try:
-        return train_learner(method, rules, steps, out, seed, eval_every, progress)
+        return train_learner(method, rules, steps, out, seed, eval_every, progress, resume)
     except Interrupted:
         _stopped.set()
         raise
@@ -203,7 +210,8 @@ def learner_jobs(rules, entry: Benchmark, budget: Budget, out: Path, seed: int) 
 
 class LearnerRuns:
     """The benchmark's learner runs over all its configurations: :meth:`start` takes them all
-    (with ``resume``, a run that already finished in its directory is read back instead),
+    (with ``resume``, a run that already finished in its directory is read back instead, and
+    one that was cut goes on from its saved state where its learner resumes),
     :meth:`of` returns one configuration's.
 
     Why all at once. With ``budget.workers`` above 1 every run goes to one pool of that many
@@ -258,7 +266,7 @@ class LearnerRuns:
         )
         self.bar = tqdm(total=len(todo), desc="learner runs", unit="run", disable=not self.progress)
         for pair in sorted(todo, key=lambda pair: -pair[0].scale):  # a stable sort: ties keep their order
-            pair[1] = self.pool.submit(_pool_run, *pair[0].arguments(), False)
+            pair[1] = self.pool.submit(_pool_run, *pair[0].arguments(), False, self.resume)
             pair[1].add_done_callback(lambda _: self.bar.update(1))
 
     def of(self, out: Path) -> list[TrainedRun]:
@@ -266,7 +274,7 @@ class LearnerRuns:
         runs = []
         for job, result in self.jobs.pop(out):
             if result is None:
-                curve = train_learner(*job.arguments(), self.progress)
+                curve = train_learner(*job.arguments(), self.progress, self.resume)
             else:
                 curve = result.result() if isinstance(result, Future) else result
             runs.append(TrainedRun.of(job.method, job.seed, job.path, curve, isinstance(result, list)))
