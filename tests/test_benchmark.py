@@ -444,7 +444,7 @@ def test_each_learner_trains_for_its_share_of_the_budget(tmp_path, monkeypatch):
     a learner they do not name trains the whole budget, and a name that is no learner is refused."""
     asked = {}
 
-    def fake(method, rules, steps, out, seed, eval_every, progress):
+    def fake(method, rules, steps, out, seed, eval_every, progress, resume):
         asked[out.parent.parent.name, method] = (steps, eval_every)
         return [Point(steps, 1.0, 0.5)]
 

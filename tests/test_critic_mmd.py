@@ -362,33 +362,6 @@ def test_with_lookahead_the_policy_step_reads_the_round_model_not_the_q_network(
     assert same == lookahead
 
 
-@pytest.mark.parametrize("name", [name for name, game in games().items() if game.vector is not None])
-def test_a_killed_run_resumes_and_trains_the_network_an_uncut_run_trains(name, tmp_path, monkeypatch):
-    """The whole learner is saved at each measure: a run killed after one (an exception no
-    handler sees, as a kill or a restarted machine leaves it) and resumed in the same
-    directory measures and saves, bit for bit, what the uncut run does, on every game with
-    a batched env."""
-    rules = get(name).rules(**SMALL.get(name, {}))
-    settings = replace(CriticSettings(), **TINY)
-    run = dict(steps=1024, eval_every=512, settings=settings, progress=False, seed=3)
-    straight = train_critic_mmd(rules, out=tmp_path / "straight", **run)
-    update = CriticMMD.update
-
-    def killed(learner, left=1.0):
-        if learner.updates == 3:  # 768 decisions: after the measure at 512
-            raise RuntimeError("killed")
-        return update(learner, left)
-
-    monkeypatch.setattr(CriticMMD, "update", killed)
-    with pytest.raises(RuntimeError, match="killed"):
-        train_critic_mmd(rules, out=tmp_path / "cut", **run)
-    monkeypatch.setattr(CriticMMD, "update", update)
-    resumed = train_critic_mmd(rules, out=tmp_path / "cut", resume=True, **run)
-    assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
-    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [512]
-    _assert_same_network(tmp_path / "straight", tmp_path / "cut")
-
-
 @pytest.mark.ctrl_c
 def test_a_run_stopped_by_ctrl_c_resumes_and_trains_the_network_an_uncut_run_trains(tmp_path, monkeypatch):
     """Ctrl-C ends the run after the update it came in (saved, then measured there); the

@@ -9,12 +9,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
+from conftest import tiny
 
 from hiddenhand.agents import RandomAgent, load_agent
 from hiddenhand.agents.policy_agent import PolicyAgent
 from hiddenhand.cli import main
 from hiddenhand.devices import machine, torch_device
-from hiddenhand.registry import get
+from hiddenhand.registry import games, get
 from hiddenhand.training import learners as learners_module
 from hiddenhand.training.evaluation import play_games
 from hiddenhand.training.learners import Learner, learner, learners, setting_help
@@ -262,3 +263,42 @@ def test_a_learners_run_reproduces_from_its_seed(name, tmp_path, request):
         for i in range(2)
     )
     assert first == second
+
+
+RESUMING = [
+    pytest.param(name, game, id=f"{name}-{game}")
+    for name, declared in learners().items()
+    if declared.resumes
+    for game, entry in games().items()
+    if declared.plays(entry)
+]
+"""Every learner that resumes, on every game it plays."""
+
+
+@pytest.mark.parametrize("name, game", RESUMING)
+def test_a_killed_run_resumes_and_measures_what_the_uncut_run_measures(name, game, tmp_path, monkeypatch):
+    """The learner's whole state is saved at each measure: a run killed after one (an
+    exception no handler sees, as a kill or a restarted machine leaves it) and resumed in
+    the same directory measures, bit for bit, what the uncut run measures."""
+    declared = learner(name)
+    markov = {"observation": "markov"} if "observation" in get(game).rules().params else {}  # exact measures
+    rules = get(game).rules(**tiny(get(game)), **markov)
+    settings = replace(declared.settings_for(rules), **TINY[name])
+    run = dict(steps=1024, eval_every=512, settings=settings, progress=False, seed=3, device="cpu")
+    straight = declared.run(rules, out=tmp_path / "straight", **run)
+    advance, calls = Run.advance, []
+
+    def killed(self, steps, games=0):
+        calls.append(steps)
+        if sum(calls) > 512:  # the update after the measure at 512, before it is counted
+            raise RuntimeError("killed")
+        advance(self, steps, games)
+
+    monkeypatch.setattr(Run, "advance", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        declared.run(rules, out=tmp_path / "cut", **run)
+    monkeypatch.setattr(Run, "advance", advance)
+    resumed = declared.run(rules, out=tmp_path / "cut", resume=True, **run)
+    assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
+    assert all(p.exploitability is not None for p in straight) and len(straight) == 3
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [512]

@@ -156,6 +156,7 @@ for _declared in (
         eval_every=20_000,
         plays=_batched,
         network=True,
+        resumes=True,
     ),
     Learner(
         "mmd-critic",
@@ -188,6 +189,7 @@ for _declared in (
         eval_every=20_000,
         plays=_batched,
         network=True,
+        resumes=True,
     ),
     Learner(
         "ppo",

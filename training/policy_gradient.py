@@ -198,6 +198,46 @@ def ppo_settings(rules: Rules) -> Settings:
     return settings_for("ppo", rules.name)
 
 
+class SelfPlay:
+    """The learner's state on ``rules``: the sb3 model (its policy is the network), the
+    optimiser, the magnet, the generator and the collection. :meth:`update` is one
+    collection and its update. One object, so that a run saves it whole and resumes from it
+    (:meth:`~hiddenhand.training.run.Run.keep`)."""
+
+    def __init__(self, rules: Rules, s: Settings, seed: int, device: str) -> None:
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        games = check_int("games", s.games, 1, MAX_ENVS)
+        rounds = max(1, -(-check_int("batch", s.batch, 1, 10**9) // games))
+        self.s = s
+        torch.manual_seed(seed)
+        env = SingleAgentEnv(rules.name, RandomAgent(), **rules.params)  # only for the spaces
+        net = dict(pi=list(s.hidden), vf=list(s.hidden))
+        self.model = MaskablePPO("MlpPolicy", env, seed=seed, device=device, policy_kwargs=dict(net_arch=net))
+        self.optimizer = torch.optim.Adam(self.model.policy.parameters(), lr=s.learning_rate, eps=1e-5)
+        self.magnet = copy.deepcopy(self.model.policy)
+        self.rng = np.random.default_rng(seed)
+        self.collector = Collector(rules.name, rules.params, games, rounds, seed)
+        self.scale = 1.0 if s.normalize_advantages else 1.0 / rules.largest_payoff
+        self.updates = 0
+
+    def update(self, left: float) -> tuple[int, int]:
+        """Anneal the learning rate (``left``: the share of the budget still to spend), move
+        the magnet if it is due, collect and update; the decisions played and the games
+        finished."""
+        s, policy = self.s, self.model.policy
+        if s.anneal_lr:
+            for group in self.optimizer.param_groups:
+                group["lr"] = s.learning_rate * left
+        if s.kl_coef and self.updates % s.magnet_every == 0:
+            self.magnet.load_state_dict(policy.state_dict())
+        batch, played, finished = self.collector.collect(policy, s.gae_lambda, self.scale)
+        _update(policy, self.magnet, self.optimizer, batch, s, self.rng, left)
+        self.updates += 1
+        return played, finished
+
+
 def train_selfplay(
     rules: Rules,
     *,
@@ -209,6 +249,7 @@ def train_selfplay(
     progress: bool = True,
     seconds: float | None = None,
     device: str = "auto",
+    resume: bool = False,
 ) -> list[Point]:
     """Train one network by self-play on ``rules`` (a game with a batched env) for ``steps``
     decisions (every seat's, in whole collections of ``batch``) or, with ``seconds``, until
@@ -218,53 +259,32 @@ def train_selfplay(
     beyond tiny sizes). ``settings`` default to MMD's for the game (:func:`settings_for`;
     PPO is MMD without the magnet, ``kl_coef=0``). The network runs on ``device``
     (:func:`~hiddenhand.devices.torch_device`). Saves the model to ``out`` and returns the
-    curve; see the module docstring."""
+    curve; see the module docstring. The learner's state is saved in ``out`` too
+    (:meth:`~hiddenhand.training.run.Run.keep`): ``resume`` goes on with the run saved there."""
     import torch
-    from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(1)
     declared = game_of(check_rules(rules, "train_selfplay"))
-    game = declared.name
+    game, params = declared.name, rules.params
     device = torch_device(device)
     steps = check_int("steps", steps, 1, 10**12)
     eval_every = check_int("eval_every", eval_every, 1, 10**12)
     s = settings or settings_for("mmd", game)
-    learner = "mmd" if s.kl_coef else "ppo"
-    games = check_int("games", s.games, 1, MAX_ENVS)
-    rounds = max(1, -(-check_int("batch", s.batch, 1, 10**9) // games))
-    params = rules.params
-    torch.manual_seed(seed)
-    env = SingleAgentEnv(game, RandomAgent(), **params)  # only for the spaces
-    net = dict(pi=list(s.hidden), vf=list(s.hidden))
-    model = MaskablePPO("MlpPolicy", env, seed=seed, device=device, policy_kwargs=dict(net_arch=net))
-    policy = model.policy
-    optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
-    magnet = copy.deepcopy(policy)
-    rng = np.random.default_rng(seed)
-    collector = Collector(game, params, games, rounds, seed)
-    scale = 1.0 if s.normalize_advantages else 1.0 / rules.largest_payoff
-    run = Run(f"self-play {learner.upper()} on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
+    name = "mmd" if s.kl_coef else "ppo"
+    learner = SelfPlay(rules, s, seed, device)
+    run = Run(f"self-play {name.upper()} on {device}", rules, out, total=steps, progress=progress, seconds=seconds)
+    identity = {"settings": asdict(s), "seed": seed, "device": device}
+    learner = run.keep(learner, identity, resume)
 
     def measure() -> tuple[float | None, dict]:
-        return exact_measure(declared, rules, PPOAgent(model, game, params, seed=seed)), {}
+        return exact_measure(declared, rules, PPOAgent(learner.model, game, params, seed=seed)), {}
 
     with run.training():
-        update = 0
         while run.going():
-            left = 1 - run.spent()
             if run.due(eval_every):
                 run.measure(measure)
-            if s.anneal_lr:
-                for group in optimizer.param_groups:
-                    group["lr"] = s.learning_rate * left
-            if s.kl_coef and update % s.magnet_every == 0:
-                magnet.load_state_dict(policy.state_dict())
-            batch, played, finished = collector.collect(policy, s.gae_lambda, scale)
-            _update(policy, magnet, optimizer, batch, s, rng, left)
-            update += 1
-            run.advance(played, finished)
-    record = {"settings": asdict(s), "seed": seed, "device": device}
-    return run.finish(lambda: PPOAgent(model, game, params).save(run.out), measure, record)
+            run.advance(*learner.update(1 - run.spent()))
+    return run.finish(lambda: PPOAgent(learner.model, game, params).save(run.out), measure, identity)
 
 
 __all__ = [
@@ -273,6 +293,7 @@ __all__ = [
     "ROUNDS",
     "SETTINGS",
     "STUDY",
+    "SelfPlay",
     "Settings",
     "mmd_settings",
     "ppo_settings",

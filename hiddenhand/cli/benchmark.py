@@ -40,9 +40,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="read back every training run that already finished in OUT (same rules, seed, length, learner "
         "settings and code: run.json records a digest of hiddenhand's sources, so a run made by other code trains "
-        "again; not cut by Ctrl-C) instead of training it again, and go on with a cut run of a learner that saves its "
-        "state (mmd-critic) from that state, then measure and report everything as usual: a benchmark cut short "
-        "(Ctrl-C, a machine taken away) goes on where it stopped",
+        "again; not cut by Ctrl-C) instead of training it again, and go on with a cut run of a learner that saves "
+        "its state (mmd-critic, mmd, ppo-selfplay) from that state, then measure and report everything as usual: a "
+        "benchmark cut short (Ctrl-C, a machine taken away) goes on where it stopped",
     )
     p.add_argument(
         "--only",
