@@ -20,6 +20,7 @@ from hiddenhand.training import learners as learners_module
 from hiddenhand.training.evaluation import play_games
 from hiddenhand.training.learners import Learner, learner, learners, setting_help
 from hiddenhand.training.run import Run
+from hiddenhand.vector import vector_env
 
 MARKOV = {"num_cards": 3, "observation": "markov"}
 
@@ -279,7 +280,8 @@ RESUMING = [
 def test_a_killed_run_resumes_and_measures_what_the_uncut_run_measures(name, game, tmp_path, monkeypatch):
     """The learner's whole state is saved at each measure: a run killed after one (an
     exception no handler sees, as a kill or a restarted machine leaves it) and resumed in
-    the same directory measures, bit for bit, what the uncut run measures."""
+    the same directory measures, bit for bit, what the uncut run measures, and saves an agent
+    that plays as the uncut run's does, to the last bit of its probabilities."""
     declared = learner(name)
     markov = {"observation": "markov"} if "observation" in get(game).rules().params else {}  # exact measures
     rules = get(game).rules(**tiny(get(game)), **markov)
@@ -302,3 +304,10 @@ def test_a_killed_run_resumes_and_measures_what_the_uncut_run_measures(name, gam
     assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
     assert all(p.exploitability is not None for p in straight) and len(straight) == 3
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [512]
+    envs = vector_env(rules, 32)
+    seen, _ = envs.reset(seed=0)
+    positions = [seen, envs.step(seen["action_mask"].argmax(axis=1))[0]]  # the first decisions, and the next
+    agents = [load_agent(game, str(tmp_path / kind), rules.params) for kind in ("straight", "cut")]
+    for obs in positions:
+        obs = {key: obs[key] for key in ("observation", "action_mask")}
+        assert np.array_equal(agents[0].policy_batch(obs), agents[1].policy_batch(obs))
