@@ -3,6 +3,7 @@ once as the module ``kuhn_poker`` so that it is registered, and held to the conf
 suite, like our own games. Every test runs under :mod:`outside_guard`: one that reads a
 file beside the clone fails."""
 
+import contextlib
 import importlib.util
 import os
 import signal
@@ -170,3 +171,25 @@ def ray_local():
     assert [node["NodeManagerAddress"] for node in ray.nodes()] == ["127.0.0.1"]
     yield ray
     ray.shutdown()
+
+
+@contextlib.contextmanager
+def killed_at_update(monkeypatch, updates: int):
+    """Inside the block, an ``mmd-critic`` learner's update number ``updates`` raises an
+    exception that no handler sees, as a kill or a restarted machine leaves a run (its
+    state is the one saved at the last measure); afterwards its updates are whole again."""
+    from hiddenhand.training.critic_mmd import CriticMMD
+
+    update = CriticMMD.update
+
+    def killed(learner, left=1.0):
+        if learner.updates == updates:
+            raise RuntimeError("killed")
+        return update(learner, left)
+
+    monkeypatch.setattr(CriticMMD, "update", killed)
+    try:
+        with pytest.raises(RuntimeError, match="killed"):
+            yield
+    finally:
+        monkeypatch.setattr(CriticMMD, "update", update)

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import killed_at_update
 
 import hiddenhand
 import hiddenhand.training.benchmark as benchmark
@@ -526,21 +527,11 @@ def test_with_resume_a_cut_run_of_a_learner_that_resumes_goes_on_and_another_run
     run ends; a state saved by another run (another seed) is not resumed: that run trains
     from the start."""
     from hiddenhand.registry import get
-    from hiddenhand.training.critic_mmd import CriticMMD
 
     rules = get("goofspiel").rules(num_cards=3, observation="markov")
     straight = runs.train_learner("mmd-critic", rules, 4096, tmp_path / "straight", 0, 2048, False)
-    update = CriticMMD.update
-
-    def killed(learner, left=1.0):
-        if learner.updates == 1:
-            raise RuntimeError("killed")
-        return update(learner, left)
-
-    monkeypatch.setattr(CriticMMD, "update", killed)
-    with pytest.raises(RuntimeError, match="killed"):
+    with killed_at_update(monkeypatch, 1):
         runs.train_learner("mmd-critic", rules, 4096, tmp_path / "cut", 0, 2048, False)
-    monkeypatch.setattr(CriticMMD, "update", update)
     resumed = runs.train_learner("mmd-critic", rules, 4096, tmp_path / "cut", 0, 2048, False, True)
     assert [(p.steps, p.exploitability) for p in resumed] == [(p.steps, p.exploitability) for p in straight]
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["resumed"] == [2048]

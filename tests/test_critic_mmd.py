@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import killed_at_update
 
 import hiddenhand
 from hiddenhand.agent import RandomAgent
@@ -408,17 +409,8 @@ def test_the_command_resumes_a_cut_run_and_no_other(tmp_path, capsys, monkeypatc
     out = str(tmp_path / "run")
     argv = ["train", "mmd-critic", "goofspiel", "--cards", "3", "--observation", "markov", "--games", "16"]
     argv += ["--batch", "256", "--steps", "1024", "--eval-every", "512", "--out", out]
-    update = CriticMMD.update
-
-    def killed(learner, left=1.0):
-        if learner.updates == 3:
-            raise RuntimeError("killed")
-        return update(learner, left)
-
-    monkeypatch.setattr(CriticMMD, "update", killed)
-    with pytest.raises(RuntimeError, match="killed"):
+    with killed_at_update(monkeypatch, 3):
         main(argv)
-    monkeypatch.setattr(CriticMMD, "update", update)
     for again, message in (
         (argv, "holds a run cut after 512 of 1024 decisions (state.pkl): add --resume to go on with it"),
         ([*argv, "--resume", "--seed", "1", "--batch", "512"], "seed 0 (here 1)"),

@@ -319,7 +319,7 @@ class Run:
         if header is None:
             raise NotResumable(f"cannot resume the run saved in {self.out}: {path} cannot be read")
         differences = [
-            f"{name} {_as_recorded(header['identity'].get(name))} (here {_as_recorded(value)})"
+            f"{name} {json.dumps(header['identity'].get(name))} (here {json.dumps(value)})"
             for name, value in self._identity.items()
             if header["identity"].get(name) != value
         ]
@@ -368,11 +368,6 @@ class Run:
         if self._since is not None:
             self._seconds += time.perf_counter() - self._since
             self._since = None
-
-
-def _as_recorded(value: Any) -> str:
-    """A recorded value as a message shows it: JSON, as ``run.json`` has it."""
-    return json.dumps(value)
 
 
 def saved(out: str | Path) -> dict[str, Any] | None:
